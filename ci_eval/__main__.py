@@ -1,0 +1,3 @@
+from ci_eval.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,187 @@
+"""Helpers for task authors' checks.py: small deterministic verifiers with readable reasons.
+
+A typical checks.py:
+
+    from ci_eval.checks import file_equals, regex_match, run_tests, main
+
+    main(
+        regex_match("setup.cfg", r"max-line-length\\s*=\\s*100"),
+        lambda: run_tests(fail_to_pass=["tests/test_x.py::test_new"], restore=["tests/"]),
+    )
+
+checks.py runs with cwd = the agent's workspace and the task folder available as
+CI_EVAL_TASK_DIR. Exit 0 = pass, exit 1 = fail; anything else (an uncaught exception, a crash,
+exit 2+) is an infrastructure error, never a pass or a fail.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Union
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    ok: bool
+    reason: str
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+def passed(reason: str = "ok") -> CheckResult:
+    return CheckResult(True, reason)
+
+
+def failed(reason: str) -> CheckResult:
+    return CheckResult(False, reason)
+
+
+def _tail(text: str, limit: int = 800) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else "…" + text[-limit:]
+
+
+def file_equals(path: str | os.PathLike, expected: Union[str, os.PathLike]) -> CheckResult:
+    """`path` (in the workspace) equals `expected`: a pathlib.Path names a file, a str is text."""
+    target = Path(path)
+    if not target.is_file():
+        return failed(f"{target}: file is missing")
+    expected_text = Path(expected).read_text() if isinstance(expected, os.PathLike) else expected
+    actual = target.read_text(errors="replace")
+    if actual == expected_text:
+        return passed(f"{target}: contents as expected")
+    for number, (got, want) in enumerate(
+        zip(actual.splitlines(), expected_text.splitlines()), start=1
+    ):
+        if got != want:
+            return failed(f"{target}:{number}: expected {want!r}, found {got!r}")
+    return failed(
+        f"{target}: expected {len(expected_text.splitlines())} lines, "
+        f"found {len(actual.splitlines())}"
+    )
+
+
+def regex_match(path: str | os.PathLike, pattern: str, flags: int = re.MULTILINE) -> CheckResult:
+    """Some part of the file at `path` matches `pattern` (re.search, MULTILINE by default)."""
+    target = Path(path)
+    if not target.is_file():
+        return failed(f"{target}: file is missing")
+    if re.search(pattern, target.read_text(errors="replace"), flags):
+        return passed(f"{target}: matches {pattern!r}")
+    return failed(f"{target}: no match for {pattern!r}")
+
+
+def shell_exit_zero(cmd: str, timeout: float = 10, *, env: dict | None = None) -> CheckResult:
+    """`cmd` run by bash in the workspace exits 0 within `timeout` seconds."""
+    try:
+        proc = subprocess.run(
+            ["bash", "-c", cmd], capture_output=True, text=True, timeout=timeout, env=env
+        )
+    except subprocess.TimeoutExpired:
+        return failed(f"`{cmd}` did not finish within {timeout:g}s")
+    if proc.returncode == 0:
+        return passed(f"`{cmd}` exited 0")
+    output = _tail(proc.stderr or proc.stdout, 400)
+    return failed(f"`{cmd}` exited {proc.returncode}: {output}")
+
+
+def task_dir() -> Path:
+    """The pristine task folder (set by the harness; falls back to the caller's folder)."""
+    if os.environ.get("CI_EVAL_TASK_DIR"):
+        return Path(os.environ["CI_EVAL_TASK_DIR"])
+    return Path(sys.argv[0]).resolve().parent
+
+
+def restore_pristine(paths: Iterable[str]) -> None:
+    """Put files back as repo-state/ had them, so an agent cannot weaken tests or fixtures."""
+    source_root = task_dir() / "repo-state"
+    for rel in paths:
+        source = source_root / rel
+        target = Path(rel)
+        if source.is_dir():
+            if target.exists():
+                shutil.rmtree(target)
+            shutil.copytree(source, target)
+        elif source.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+        else:
+            raise FileNotFoundError(f"restore_pristine: {rel} is not in repo-state/")
+
+
+_OUTCOME_RE = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS|SKIPPED)\s+(\S+)")
+
+
+def parse_pytest_outcomes(output: str) -> dict[str, str]:
+    """Node id -> outcome, from the `-rA` short test summary."""
+    outcomes = {}
+    for line in output.splitlines():
+        match = _OUTCOME_RE.match(line)
+        if match and "::" in match.group(2):
+            outcomes[match.group(2)] = match.group(1)
+    return outcomes
+
+
+def run_tests(
+    fail_to_pass: Iterable[str] = (),
+    pass_to_pass: Iterable[str] = (),
+    *,
+    restore: Iterable[str] = (),
+    args: Iterable[str] = (),
+    timeout: float = 120,
+) -> CheckResult:
+    """Run pytest on the named tests; every one must PASS (skipped, xfail or missing fails).
+
+    fail_to_pass: tests the fix must make pass; pass_to_pass: tests that must keep passing.
+    restore: paths put back from repo-state/ first (tests, fixtures). The exit code of pytest is
+    cross-checked with the parsed statuses; no evidence that the tests ran is a failure.
+    """
+    wanted = list(fail_to_pass) + list(pass_to_pass)
+    if not wanted:
+        raise ValueError("run_tests needs at least one test id")
+    restore_pristine(restore)
+    cmd = [sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "-q", *args, *wanted]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return failed(f"tests did not finish within {timeout:g}s")
+    outcomes = parse_pytest_outcomes(proc.stdout)
+    if not outcomes:
+        return failed(f"no evidence the tests ran (pytest exit {proc.returncode}): {_tail(proc.stdout + proc.stderr, 400)}")
+    problems = []
+    for test_id in wanted:
+        outcome = outcomes.get(test_id, "NOT RUN")
+        if outcome != "PASSED":
+            kind = "fail_to_pass" if test_id in fail_to_pass else "pass_to_pass"
+            problems.append(f"{test_id} {outcome} ({kind})")
+    if problems:
+        return failed("; ".join(problems))
+    if proc.returncode != 0:
+        return failed(f"pytest exited {proc.returncode} although the named tests passed")
+    return passed(f"{len(wanted)} tests passed")
+
+
+Check = Union[CheckResult, Callable[[], CheckResult]]
+
+
+def main(*checks: Check) -> None:
+    """Evaluate checks in order (callables lazily); exit 1 with reasons on stderr if any failed."""
+    failures = []
+    for check in checks:
+        result = check() if callable(check) else check
+        if not isinstance(result, CheckResult):
+            raise TypeError(f"a check returned {type(result).__name__}, expected CheckResult")
+        if not result.ok:
+            failures.append(result.reason)
+    for reason in failures:
+        print(f"FAIL: {reason}", file=sys.stderr)
+    if failures:
+        sys.exit(1)
+    sys.exit(0)
