@@ -1,0 +1,112 @@
+"""results/<task-id>.jsonl: one JSON object per run, appended and flushed as each run finishes.
+
+Record fields (one line per (task, run); retries of infrastructure errors happen inside a run and
+are listed in `retried_errors`):
+  run, task, status (pass|fail|timeout|error), passed, agent, attempt, reason,
+  tokens, input_tokens, output_tokens, cost_usd (null when the agent reported no usage),
+  wall_seconds, agent_seconds, checks_seconds, timestamp (UTC ISO 8601), prompt_hash,
+  diff (the agent's change, capped), diff_truncated, retried_errors, isolation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from ci_eval.errors import UserError
+
+STATUSES = ("pass", "fail", "timeout", "error")
+REQUIRED_FIELDS = {"run": int, "task": str, "status": str, "passed": bool, "agent": str}
+
+
+def results_path(results_dir: Path, task_id: str) -> Path:
+    return Path(results_dir) / f"{task_id}.jsonl"
+
+
+def append_record(path: Path, record: dict) -> None:
+    """Append one line and flush it to disk, so a killed run loses at most the line in flight."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n"
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(line)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def check_record(record: object, path: Path, line_no: int) -> dict:
+    where = f"{path}:{line_no}"
+    if not isinstance(record, dict):
+        raise UserError("expected a JSON object per line", path=where)
+    for name, kind in REQUIRED_FIELDS.items():
+        if name not in record:
+            raise UserError(f"missing field (expected {kind.__name__})", path=where, field=name)
+        if not isinstance(record[name], kind) or (kind is int and isinstance(record[name], bool)):
+            raise UserError(
+                f"expected {kind.__name__}, got {record[name]!r}", path=where, field=name
+            )
+    if record["status"] not in STATUSES:
+        raise UserError(
+            f"expected one of {', '.join(STATUSES)}, got {record['status']!r}",
+            path=where,
+            field="status",
+        )
+    if record["run"] < 1:
+        raise UserError(f"expected a run number >= 1, got {record['run']}", path=where, field="run")
+    expected_task = path.name[: -len(".jsonl")]
+    if record["task"] != expected_task:
+        raise UserError(
+            f"record of task {record['task']!r} in the file of {expected_task!r}",
+            path=where,
+            field="task",
+        )
+    return record
+
+
+def read_records(path: Path, *, drop_torn_tail: bool = False) -> list[dict]:
+    """Parse one results file. A torn last line (crash mid-write) is dropped with a warning when
+    drop_torn_tail (resuming a run), else it is bad input like any other broken line."""
+    records = []
+    lines = Path(path).read_text(encoding="utf-8", errors="replace").split("\n")
+    for index, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        is_last = all(not rest.strip() for rest in lines[index:])
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            if is_last and drop_torn_tail:
+                print(f"ci-eval: warning: {path}:{index}: dropped a torn last line", file=sys.stderr)
+                truncate_to_lines(path, lines[: index - 1])
+                break
+            kind = "torn last line" if is_last else "line is not valid JSON"
+            raise UserError(f"{kind} (rerun with --resume to drop a torn tail)", path=f"{path}:{index}")
+        records.append(check_record(record, Path(path), index))
+    return records
+
+
+def truncate_to_lines(path: Path, lines: list[str]) -> None:
+    text = "".join(line + "\n" for line in lines if line.strip())
+    tmp = Path(str(path) + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def load_results(results_dir: Path, *, drop_torn_tail: bool = False) -> dict[str, list[dict]]:
+    """task id -> records, for every *.jsonl in results_dir. Later records of the same run win."""
+    base = Path(results_dir)
+    if not base.is_dir():
+        raise UserError("results folder not found (expected the --out of `ci-eval run`)", path=base)
+    results = {}
+    for path in sorted(base.glob("*.jsonl")):
+        records = read_records(path, drop_torn_tail=drop_torn_tail)
+        results[path.name[: -len(".jsonl")]] = latest_per_run(records)
+    return results
+
+
+def latest_per_run(records: list[dict]) -> list[dict]:
+    by_run = {}
+    for record in records:
+        by_run[record["run"]] = record
+    return [by_run[run] for run in sorted(by_run)]
