@@ -1,0 +1,3 @@
+from notes.store import NoteStore
+
+__all__ = ["NoteStore"]

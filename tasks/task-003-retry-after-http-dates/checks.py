@@ -1,0 +1,34 @@
+"""retry_after_seconds: past dates -> 0, zone-less dates are UTC, delay-seconds unchanged."""
+
+import os
+import shutil
+from pathlib import Path
+
+from ci_eval.checks import main, run_tests, task_dir
+
+os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only the workspace's tests, no stray plugins
+HIDDEN = "tests/test_retry_hidden.py"
+shutil.copy(task_dir() / "hidden_tests" / "test_retry_hidden.py", Path(HIDDEN))
+
+main(
+    lambda: run_tests(
+        fail_to_pass=[
+            f"{HIDDEN}::test_past_date_means_retry_now[one-second-ago]",
+            f"{HIDDEN}::test_past_date_means_retry_now[one-day-ago]",
+            f"{HIDDEN}::test_past_date_means_retry_now[1994]",
+            f"{HIDDEN}::test_date_without_zone_is_utc[no-zone]",
+            f"{HIDDEN}::test_date_without_zone_is_utc[minus-0000]",
+            f"{HIDDEN}::test_past_date_without_zone_is_zero",
+        ],
+        pass_to_pass=[
+            "tests/test_retry.py::test_delay_seconds",
+            "tests/test_retry.py::test_http_date_in_the_future",
+            f"{HIDDEN}::test_date_equal_to_now_is_zero",
+            f"{HIDDEN}::test_other_zone_is_converted",
+            f"{HIDDEN}::test_now_in_another_zone",
+            f"{HIDDEN}::test_delay_seconds_still_work",
+        ],
+        restore=["tests/test_retry.py"],
+        args=["--noconftest", "-c", os.devnull, "--rootdir", "."],
+    )
+)

@@ -1,0 +1,47 @@
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from retry import retry_after_seconds
+
+NOW = datetime(2026, 10, 21, 7, 0, 0, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["Wed, 21 Oct 2026 06:59:59 GMT", "Tue, 20 Oct 2026 07:00:00 GMT", "Sun, 06 Nov 1994 08:49:37 GMT"],
+    ids=["one-second-ago", "one-day-ago", "1994"],
+)
+def test_past_date_means_retry_now(value):
+    assert retry_after_seconds(value, NOW) == 0
+
+
+def test_date_equal_to_now_is_zero():
+    assert retry_after_seconds("Wed, 21 Oct 2026 07:00:00 GMT", NOW) == 0
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["Wed, 21 Oct 2026 07:28:00", "Wed, 21 Oct 2026 07:28:00 -0000"],
+    ids=["no-zone", "minus-0000"],
+)
+def test_date_without_zone_is_utc(value):
+    assert retry_after_seconds(value, NOW) == 28 * 60
+
+
+def test_past_date_without_zone_is_zero():
+    assert retry_after_seconds("Wed, 21 Oct 2026 06:00:00", NOW) == 0
+
+
+def test_other_zone_is_converted():
+    assert retry_after_seconds("Wed, 21 Oct 2026 09:28:00 +0200", NOW) == 28 * 60
+
+
+def test_now_in_another_zone():
+    now = NOW.astimezone(timezone(timedelta(hours=-5)))
+    assert retry_after_seconds("Wed, 21 Oct 2026 07:01:30 GMT", now) == 90
+
+
+def test_delay_seconds_still_work():
+    assert retry_after_seconds(" 0 ", NOW) == 0
+    assert retry_after_seconds("3600", NOW) == 3600
