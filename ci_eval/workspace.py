@@ -1,0 +1,139 @@
+"""Workspaces: a fresh git repo per run, made from a task's repo-state/.
+
+repo-state/ is copied except its top-level setup.sh (run with bash in the workspace) and top-level
+*.patch files (applied in sorted order); the result is committed as the initial state, so the
+agent's change is an exact diff. Solutions and negatives are applied with the same machinery.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+DIFF_CAP_BYTES = 64 * 1024
+SETUP_TIMEOUT = 120
+PATCH_SUFFIXES = (".patch", ".diff")
+SOLVE_SCRIPT_SUFFIX = ".sh"
+
+# Deterministic commits, no user config or hooks leaking in.
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "ci-eval",
+    "GIT_AUTHOR_EMAIL": "ci-eval@localhost",
+    "GIT_COMMITTER_NAME": "ci-eval",
+    "GIT_COMMITTER_EMAIL": "ci-eval@localhost",
+    "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_TERMINAL_PROMPT": "0",
+}
+
+
+class WorkspaceError(Exception):
+    """Setting up or changing a workspace failed: an infrastructure error, not a task failure."""
+
+
+def _git_env() -> dict:
+    return {**os.environ, **GIT_ENV}
+
+
+def git(workspace: Path, *args: str, check: bool = True, input: bytes | None = None) -> bytes:
+    proc = subprocess.run(
+        ["git", "-C", str(workspace), *args],
+        capture_output=True,
+        env=_git_env(),
+        input=input,
+    )
+    if check and proc.returncode != 0:
+        message = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise WorkspaceError(f"git {args[0]} failed: {message[-1] if message else proc.returncode}")
+    return proc.stdout
+
+
+def create_workspace(repo_state: Path, workspace: Path) -> Path:
+    """Build the workspace at `workspace` (must not exist) and commit its initial state."""
+    repo_state = Path(repo_state).resolve()
+    top_level_special = set()
+    if repo_state.is_dir():
+        top_level_special = {
+            p.name for p in repo_state.iterdir()
+            if p.is_file() and (p.name == "setup.sh" or p.suffix == ".patch")
+        }
+        shutil.copytree(
+            repo_state,
+            workspace,
+            symlinks=True,
+            ignore=lambda d, names: [n for n in names if n in top_level_special]
+            if Path(d) == repo_state
+            else [],
+        )
+    else:
+        workspace.mkdir(parents=True)
+    if "setup.sh" in top_level_special:
+        run_script(repo_state / "setup.sh", workspace, what="setup.sh")
+    for patch in sorted(n for n in top_level_special if n.endswith(".patch")):
+        apply_patch(repo_state / patch, workspace)
+    git(workspace, "init", "-q", "--template=", "-b", "main")
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-q", "--allow-empty", "--no-verify", "-m", "initial state")
+    return workspace
+
+
+def run_script(script: Path, workspace: Path, *, what: str, timeout: float = SETUP_TIMEOUT) -> None:
+    try:
+        proc = subprocess.run(
+            ["bash", str(script)], cwd=workspace, capture_output=True, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        raise WorkspaceError(f"{what} did not finish within {timeout:g}s") from None
+    if proc.returncode != 0:
+        tail = proc.stderr.decode(errors="replace").strip()[-300:]
+        raise WorkspaceError(f"{what} exited {proc.returncode}: {tail}")
+
+
+def apply_patch(patch: Path, workspace: Path) -> None:
+    """git apply, then git apply --3way, then patch --fuzz (as the SWE-bench harness does)."""
+    attempts = [
+        ["git", "-C", str(workspace), "apply", "--whitespace=nowarn", str(patch)],
+        ["git", "-C", str(workspace), "apply", "--3way", "--whitespace=nowarn", str(patch)],
+        ["patch", "-p1", "--batch", "--fuzz=3", "-d", str(workspace), "-i", str(patch)],
+    ]
+    errors = []
+    for argv in attempts:
+        proc = subprocess.run(argv, capture_output=True, env=_git_env())
+        if proc.returncode == 0:
+            return
+        errors.append(proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""])
+    raise WorkspaceError(f"{patch.name} does not apply: {errors[0][0]}")
+
+
+def apply_output(source: Path, workspace: Path) -> None:
+    """Apply a known output: a patch file, a solve script, or a folder of them (sorted)."""
+    source = Path(source)
+    if source.is_dir():
+        entries = sorted(p for p in source.iterdir() if p.is_file())
+        applicable = [p for p in entries if p.suffix in PATCH_SUFFIXES + (SOLVE_SCRIPT_SUFFIX,)]
+        if not applicable:
+            raise WorkspaceError(f"{source} holds no *.patch, *.diff or *.sh")
+        for entry in applicable:
+            apply_output(entry, workspace)
+    elif source.suffix in PATCH_SUFFIXES:
+        apply_patch(source.resolve(), workspace)
+    elif source.suffix == SOLVE_SCRIPT_SUFFIX:
+        run_script(source.resolve(), workspace, what=source.name)
+    else:
+        raise WorkspaceError(f"{source}: expected a *.patch, *.diff or *.sh")
+
+
+def capture_diff(workspace: Path, cap: int = DIFF_CAP_BYTES) -> tuple[str, bool]:
+    """The agent's change since the initial commit (new files included), capped at `cap` bytes."""
+    git(workspace, "add", "-A")
+    diff = git(workspace, "diff", "--cached", "--binary", "HEAD")
+    truncated = len(diff) > cap
+    return diff[:cap].decode(errors="replace"), truncated
+
+
+def remove_tree(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
