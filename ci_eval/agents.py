@@ -1,0 +1,141 @@
+"""Starting an agent on a workspace: environment, sandbox, timeout, usage; built-ins in-process."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ci_eval import isolation as isolation_mod
+from ci_eval.config import BASE_ENV_ALLOWLIST, AgentConfig
+from ci_eval.process import run_process
+from ci_eval.tasks import Task
+from ci_eval.workspace import WorkspaceError, apply_output
+
+USAGE_FIELDS = ("tokens", "input_tokens", "output_tokens", "cost_usd")
+
+
+@dataclass(frozen=True)
+class AgentOutcome:
+    status: str  # "done" | "timeout" | "error"
+    seconds: float
+    reason: str = ""
+    exit_code: int | None = None
+    usage: dict | None = None
+    retryable: bool = True
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    run_dir: Path  # outside the workspace: prompt copy, usage file, agent log
+    workspace: Path
+
+    @property
+    def prompt_file(self) -> Path:
+        return self.run_dir / "prompt.md"
+
+    @property
+    def usage_file(self) -> Path:
+        return self.run_dir / "usage.json"
+
+    @property
+    def log_file(self) -> Path:
+        return self.run_dir / "agent.log"
+
+
+def allowed_env(names: tuple[str, ...] | list[str]) -> dict:
+    return {name: os.environ[name] for name in (*BASE_ENV_ALLOWLIST, *names) if name in os.environ}
+
+
+def agent_env(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths) -> dict:
+    env = allowed_env(agent.env)
+    env.update(
+        CI_EVAL_PROMPT_FILE=str(paths.prompt_file),
+        CI_EVAL_TASK_ID=task.id,
+        CI_EVAL_RUN=str(run_no),
+        CI_EVAL_WORKSPACE=str(paths.workspace),
+        CI_EVAL_USAGE_FILE=str(paths.usage_file),
+    )
+    return env
+
+
+def read_usage(path: Path) -> tuple[dict | None, str]:
+    """Usage the agent reported, or None when it reported none (never a made-up 0)."""
+    if not path.exists():
+        return None, ""
+    try:
+        data = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None, "usage file is not valid JSON (ignored)"
+    if not isinstance(data, dict):
+        return None, "usage file is not a JSON object (ignored)"
+    usage = {}
+    for name in USAGE_FIELDS:
+        value = data.get(name)
+        usage[name] = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if usage["tokens"] is None and usage["input_tokens"] is not None and usage["output_tokens"] is not None:
+        usage["tokens"] = usage["input_tokens"] + usage["output_tokens"]
+    return usage, ""
+
+
+def resolve_command(command: tuple[str, ...], repo_root: Path, paths: RunPaths, env: dict) -> list[str]:
+    """The repo root is hidden from the agent, so a script of the repo is copied next to the run."""
+    argv = list(command)
+    program = argv[0]
+    if "/" in program:
+        candidate = (Path(repo_root) / program).resolve()
+        if not candidate.is_file():
+            raise FileNotFoundError(program)
+        if candidate.is_relative_to(Path(repo_root).resolve()):
+            copy = paths.run_dir / "agent-bin" / candidate.name
+            copy.parent.mkdir(exist_ok=True)
+            shutil.copy2(candidate, copy)
+            argv[0] = str(copy)
+        else:
+            argv[0] = str(candidate)
+    elif shutil.which(program, path=env.get("PATH")) is None:
+        raise FileNotFoundError(program)
+    return argv
+
+
+def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
+              repo_root: Path, runs_base: Path, timeout: float,
+              isolation: isolation_mod.Isolation) -> AgentOutcome:
+    if agent.builtin == "noop":
+        return AgentOutcome("done", 0.0)
+    if agent.builtin == "reference":
+        try:
+            apply_output(task.solution_dir, paths.workspace)
+        except WorkspaceError as exc:
+            return AgentOutcome("error", 0.0, f"reference agent: {exc}", retryable=False)
+        return AgentOutcome("done", 0.0)
+
+    env = agent_env(agent, task, run_no, paths)
+    try:
+        command = resolve_command(agent.command, repo_root, paths, env)
+    except FileNotFoundError as exc:
+        return AgentOutcome("error", 0.0, f"agent command not found: {exc.args[0]}", retryable=False)
+    argv = isolation_mod.agent_argv(isolation, command, repo_root=repo_root,
+                                    runs_base=runs_base, run_dir=paths.run_dir)
+    result = run_process(argv, cwd=paths.workspace, env=env, timeout=timeout,
+                         log_path=paths.log_file)
+    usage, usage_note = read_usage(paths.usage_file)
+    if result.timed_out:
+        return AgentOutcome("timeout", result.seconds, f"agent ran out of time ({timeout:g}s)",
+                            usage=usage)
+    if result.exit_code == 125 and "ci-eval sandbox:" in result.output_tail:
+        return AgentOutcome("error", result.seconds, result.output_tail.strip().splitlines()[-1])
+    reason = usage_note
+    if result.exit_code != 0:
+        last = result.output_tail.strip().splitlines()[-1:] or [""]
+        reason = f"agent exited {result.exit_code}" + (f" ({last[0][:200]})" if last[0] else "")
+        reason += f"; {usage_note}" if usage_note else ""
+    return AgentOutcome("done", result.seconds, reason, exit_code=result.exit_code, usage=usage)
+
+
+def python_bin_dir() -> str:
+    """Where the interpreter running ci-eval keeps its scripts (pytest, ruff of the test extra)."""
+    return str(Path(sys.executable).parent)

@@ -1,0 +1,167 @@
+"""Running tasks: per (task, run) a fresh workspace, the agent, the checks, one results line.
+
+Infrastructure errors are retried up to `max_attempts`; the final line records the status, the
+attempt count and the earlier errors' reasons. Runs go `jobs` at a time on threads (the work is in
+subprocesses). A hook may ask for more runs of a task once its runs are in (confirmation).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from ci_eval import results as results_mod
+from ci_eval.agents import RunPaths, run_agent
+from ci_eval.config import AgentConfig
+from ci_eval.isolation import TEMP_PREFIX, Isolation
+from ci_eval.scoring import run_checks
+from ci_eval.tasks import Task
+from ci_eval.workspace import WorkspaceError, capture_diff, create_workspace, remove_tree
+
+
+@dataclass
+class RunContext:
+    repo_root: Path
+    out_dir: Path
+    agent: AgentConfig
+    isolation: Isolation
+    runs_base: Path
+    max_attempts: int = 3
+    keep: bool = False
+    timeout_override: float | None = None
+    checks_env: tuple[str, ...] = ()
+    write_lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> tuple[dict, bool]:
+    """One try: (record, retryable). The workspace is removed afterwards unless ctx.keep."""
+    run_dir = Path(tempfile.mkdtemp(prefix=f"{task.id}-r{run_no}-a{attempt}-", dir=ctx.runs_base))
+    paths = RunPaths(run_dir=run_dir, workspace=run_dir / "workspace")
+    started = time.monotonic()
+    record = {"task": task.id, "run": run_no, "attempt": attempt, "agent": ctx.agent.identity,
+              "prompt_hash": task.prompt_hash, "isolation": ctx.isolation.label,
+              "tokens": None, "input_tokens": None, "output_tokens": None, "cost_usd": None,
+              "agent_seconds": None, "checks_seconds": None, "diff": None, "diff_truncated": False}
+    retryable = True
+    try:
+        try:
+            create_workspace(task.repo_state, paths.workspace)
+            (paths.prompt_file).write_bytes(task.prompt_path.read_bytes())
+        except (WorkspaceError, OSError) as exc:
+            return _finish(record, "error", f"workspace setup failed: {exc}", started), True
+        timeout = ctx.timeout_override or ctx.agent.timeout_seconds or task.agent_timeout
+        outcome = run_agent(ctx.agent, task, run_no, paths, repo_root=ctx.repo_root,
+                            runs_base=ctx.runs_base, timeout=timeout, isolation=ctx.isolation)
+        record["agent_seconds"] = round(outcome.seconds, 3)
+        record["agent_exit_code"] = outcome.exit_code
+        record.update(outcome.usage or {})
+        try:
+            record["diff"], record["diff_truncated"] = capture_diff(paths.workspace)
+        except WorkspaceError as exc:
+            record["diff"] = f"(diff unavailable: {exc})"
+        if outcome.status != "done":
+            retryable = outcome.retryable and outcome.status == "error"
+            return _finish(record, outcome.status, outcome.reason, started), retryable
+        checks = run_checks(task, paths.workspace, ctx.isolation, ctx.checks_env)
+        record["checks_seconds"] = round(checks.seconds, 3)
+        reason = "; ".join(r for r in (outcome.reason, checks.reason) if r)
+        retryable = not checks.reason.startswith("requires not met")
+        return _finish(record, checks.status, reason, started), retryable
+    finally:
+        if not ctx.keep:
+            remove_tree(run_dir)
+
+
+def _finish(record: dict, status: str, reason: str, started: float) -> dict:
+    record.update(status=status, passed=status == "pass", reason=reason,
+                  wall_seconds=round(time.monotonic() - started, 3), timestamp=_now())
+    return record
+
+
+def run_one(task: Task, run_no: int, ctx: RunContext) -> dict:
+    """A run with bounded retries of infrastructure errors; returns the final record."""
+    earlier_errors = []
+    for attempt in range(1, ctx.max_attempts + 1):
+        record, retryable = run_attempt(task, run_no, attempt, ctx)
+        if record["status"] != "error" or not retryable or attempt == ctx.max_attempts:
+            record["retried_errors"] = earlier_errors
+            return record
+        earlier_errors.append(record["reason"])
+    raise AssertionError("unreachable")
+
+
+MoreRunsHook = Callable[[Task, list[dict]], int]
+
+
+def recorded_runs(out_dir: Path, task: Task) -> list[dict]:
+    path = results_mod.results_path(out_dir, task.id)
+    if not path.exists():
+        return []
+    return results_mod.latest_per_run(results_mod.read_records(path, drop_torn_tail=True))
+
+
+def run_tasks(tasks: list[Task], k: int, jobs: int, ctx: RunContext, *,
+              progress=None, more_runs: MoreRunsHook | None = None) -> dict[str, list[dict]]:
+    """Run each task until it has k recorded runs (resuming what is recorded), then ask
+    `more_runs` whether a task needs extra runs (confirmation). Returns task id -> records."""
+    records = {task.id: recorded_runs(ctx.out_dir, task) for task in tasks}
+    by_id = {task.id: task for task in tasks}
+    outstanding = {task.id: 0 for task in tasks}
+    target = {task.id: k for task in tasks}
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {}
+
+        def schedule(task: Task) -> None:
+            done = {r["run"] for r in records[task.id]}
+            for run_no in range(1, target[task.id] + 1):
+                if run_no not in done:
+                    futures[pool.submit(run_one, task, run_no, ctx)] = task.id
+                    outstanding[task.id] += 1
+            if outstanding[task.id] == 0:
+                finished(task)
+
+        def finished(task: Task) -> None:
+            extra = more_runs(task, records[task.id]) if more_runs else 0
+            if extra > 0:
+                target[task.id] = len(records[task.id]) + extra
+                if progress:
+                    progress.confirming(task.id, target[task.id])
+                schedule(task)
+            elif progress:
+                progress.task_done(task.id, records[task.id])
+
+        if progress:
+            progress.start(tasks, sum(max(0, k - len(records[t.id])) for t in tasks))
+        for task in tasks:
+            schedule(task)
+        while futures:
+            done, _ = wait(futures, return_when=FIRST_COMPLETED)
+            for future in done:
+                task_id = futures.pop(future)
+                record = future.result()
+                with ctx.write_lock:
+                    results_mod.append_record(results_mod.results_path(ctx.out_dir, task_id), record)
+                records[task_id].append(record)
+                outstanding[task_id] -= 1
+                if progress:
+                    progress.run_done(record)
+                if outstanding[task_id] == 0:
+                    finished(by_id[task_id])
+    if progress:
+        progress.close()
+    return records
+
+
+def make_runs_base() -> Path:
+    return Path(tempfile.mkdtemp(prefix=TEMP_PREFIX)).resolve()
