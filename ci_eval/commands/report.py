@@ -1,0 +1,44 @@
+"""`ci-eval report`: per-task numbers from a results folder."""
+
+from __future__ import annotations
+
+from ci_eval.main import add_root_argument
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "report",
+        help="summarize a results folder (table, json or junit)",
+        description="Per task: runs, passes, pass rate, pass@1, unbiased pass@k, pass^k, mean "
+        "tokens, mean and p95 wall seconds, total cost, errors. Exit 0, or 1 when a task is "
+        "inconclusive (fewer valid runs than recorded), 2 on bad input.",
+    )
+    add_root_argument(parser)
+    parser.add_argument("--results", default="results", metavar="DIR",
+                        help="results folder, relative to --root (default results/)")
+    parser.add_argument("--format", choices=("table", "json", "junit"), default="table")
+    parser.add_argument("--json", action="store_const", const="json", dest="format",
+                        help="same as --format json")
+    parser.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
+    parser.add_argument("-k", type=int, default=None,
+                        help="k for pass@k and pass^k (default: runs recorded per task)")
+    parser.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    from pathlib import Path
+
+    from ci_eval import report, results
+    from ci_eval.errors import EXIT_FAILED, EXIT_OK, UserError
+    from ci_eval.output import emit
+    from ci_eval.summary import summarize
+
+    if args.k is not None and args.k < 1:
+        raise UserError(f"expected a whole number >= 1, got {args.k}", field="-k")
+    loaded = results.load_results(Path(args.root) / args.results)
+    if not loaded:
+        raise UserError("no *.jsonl results in the folder", path=Path(args.root) / args.results)
+    summaries = [summarize(task, records, args.k) for task, records in sorted(loaded.items())]
+    notices = report.isolation_notices([r for records in loaded.values() for r in records])
+    emit(report.render(summaries, args.format, notices), args.output)
+    return EXIT_FAILED if any(s.inconclusive for s in summaries) else EXIT_OK

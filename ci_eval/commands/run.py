@@ -1,0 +1,136 @@
+"""`ci-eval run`: k runs per task through an agent, one results line per run."""
+
+from __future__ import annotations
+
+import argparse
+
+from ci_eval.main import add_root_argument
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {text}")
+    return value
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="run tasks k times through an agent and record results",
+        description="Run each task k times through an agent in fresh, isolated workspaces, score "
+        "each run with the task's checks.py and append one line per run to OUT/<task-id>.jsonl. "
+        "Exit 0 when every task got its k valid runs (whatever they scored), 1 when a task is "
+        "inconclusive (infrastructure errors left it short of valid runs), 2 on bad input.",
+    )
+    add_root_argument(parser)
+    parser.add_argument("tasks", nargs="*", metavar="TASK", help="task ids or numbers (default: all)")
+    agent = parser.add_mutually_exclusive_group()
+    agent.add_argument("--agent", metavar="NAME",
+                       help="agent named in ci-eval.yaml, or built-in reference / noop "
+                       "(default: default_agent of ci-eval.yaml, else reference)")
+    agent.add_argument("--agent-cmd", metavar="CMD", help="inline agent command, run in the workspace")
+    parser.add_argument("-k", type=positive_int, default=5, help="runs per task (default 5)")
+    parser.add_argument("-j", "--jobs", type=positive_int, default=4,
+                        help="runs at once (default 4)")
+    parser.add_argument("--out", default="results", metavar="DIR",
+                        help="results folder, relative to --root (default results/)")
+    existing = parser.add_mutually_exclusive_group()
+    existing.add_argument("--resume", action="store_true",
+                          help="keep recorded runs and run only the missing ones")
+    existing.add_argument("--fresh", action="store_true",
+                          help="discard recorded results of the selected tasks first")
+    parser.add_argument("--keep", action="store_true", help="keep workspaces (paths are printed)")
+    parser.add_argument("--timeout", type=positive_float, metavar="SECONDS",
+                        help="agent timeout, overriding config and task metadata")
+    parser.add_argument("--max-attempts", type=positive_int, default=3,
+                        help="tries per run when infrastructure errors occur (default 3)")
+    parser.add_argument("--confirm-against", metavar="FILE",
+                        help="baseline file: re-run tasks that breach the gate in stages before the verdict")
+    parser.add_argument("--confirm-stages", metavar="N,N,...",
+                        help="total runs per confirmation stage (default: the gate's shipped stages)")
+    parser.add_argument("--format", choices=("table", "json", "junit"), default="table",
+                        help="report printed at the end (default table)")
+    parser.add_argument("--json", action="store_const", const="json", dest="format",
+                        help="same as --format json")
+    parser.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    import shutil
+    import sys
+    from pathlib import Path
+
+    from ci_eval import isolation, report, results
+    from ci_eval.config import inline_agent, load_config, resolve_agent
+    from ci_eval.errors import EXIT_FAILED, EXIT_OK, UserError
+    from ci_eval.progress import Progress
+    from ci_eval.runner import RunContext, make_runs_base, run_tasks
+    from ci_eval.summary import summarize
+    from ci_eval.tasks import load_tasks
+
+    root = Path(args.root)
+    if not root.is_dir():
+        raise UserError("folder does not exist", path=root, field="--root")
+    root = root.resolve()
+    config = load_config(root)
+    if args.agent_cmd is not None:
+        agent = inline_agent(args.agent_cmd)
+    else:
+        agent = resolve_agent(config, args.agent, None)
+    tasks = load_tasks(root, args.tasks)
+    if not tasks:
+        raise UserError("no tasks to run", path=root / "tasks")
+    out_dir = root / args.out
+    more_runs = _confirmation_hook(args, root, k=args.k) if args.confirm_against else None
+
+    recorded = [t.id for t in tasks if results.results_path(out_dir, t.id).exists()]
+    if recorded and args.fresh:
+        for task_id in recorded:
+            results.results_path(out_dir, task_id).unlink()
+    elif recorded and not args.resume:
+        raise UserError(f"results already recorded for {len(recorded)} task(s), e.g. {recorded[0]} "
+                        "(use --resume to continue them or --fresh to discard them)", path=out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    iso = isolation.detect()
+    for notice in iso.notices:
+        print(f"ci-eval: NOTICE: {notice}", file=sys.stderr)
+    runs_base = make_runs_base()
+    ctx = RunContext(repo_root=root, out_dir=out_dir, agent=agent, isolation=iso,
+                     runs_base=runs_base, max_attempts=args.max_attempts, keep=args.keep,
+                     timeout_override=args.timeout, checks_env=config.checks_env)
+    try:
+        records = run_tasks(tasks, args.k, args.jobs, ctx, progress=Progress(),
+                            more_runs=more_runs)
+    finally:
+        if args.keep:
+            print(f"ci-eval: workspaces kept under {runs_base}", file=sys.stderr)
+        else:
+            shutil.rmtree(runs_base, ignore_errors=True)
+    summaries = [summarize(t.id, records[t.id], args.k) for t in tasks]
+    all_records = [r for t in tasks for r in records[t.id]]
+    sys.stdout.write(report.render(summaries, args.format, report.isolation_notices(all_records)))
+    return EXIT_FAILED if any(s.inconclusive for s in summaries) else EXIT_OK
+
+
+def _confirmation_hook(args, root, k: int):
+    """Extra runs for a task that breaches the gate after its k runs (see ci_eval.confirmation)."""
+    from pathlib import Path
+
+    from ci_eval.confirmation_hook import make_hook
+
+    return make_hook(Path(args.confirm_against), args.confirm_stages, k)

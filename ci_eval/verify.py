@@ -1,0 +1,83 @@
+"""Task verification: untouched state fails, solution/ passes, each negative fails, and the same
+state gives the same verdict twice. Every state is built in a fresh workspace."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ci_eval.isolation import TEMP_PREFIX, Isolation
+from ci_eval.scoring import CheckOutcome, run_checks
+from ci_eval.tasks import Task
+from ci_eval.workspace import WorkspaceError, apply_output, create_workspace, remove_tree
+
+
+@dataclass
+class TaskVerification:
+    task: str
+    problems: list[str] = field(default_factory=list)
+    states: int = 0
+    seconds: float = 0.0
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+    def to_json(self) -> dict:
+        return {"task": self.task, "valid": self.valid, "problems": self.problems,
+                "states_checked": self.states, "seconds": round(self.seconds, 2)}
+
+
+def judge_state(label: str, expected: str, outcomes: list[CheckOutcome]) -> str | None:
+    """The problem with one state's check outcomes, or None (pure)."""
+    statuses = [o.status for o in outcomes]
+    errors = [o for o in outcomes if o.status == "error"]
+    if errors:
+        return f"{label}: checks error: {errors[0].reason}"
+    if len(set(statuses)) > 1:
+        return f"{label}: nondeterministic checks ({' then '.join(statuses)} on the same state)"
+    if statuses[0] != expected:
+        if expected == "fail":
+            return f"{label}: checks pass, expected fail"
+        return f"{label}: checks fail, expected pass: {outcomes[0].reason}"
+    return None
+
+
+def _states(task: Task) -> list[tuple[str, Path | None, str, int]]:
+    """(label, output to apply or None, expected status, times to run checks)."""
+    states = [("untouched repo-state", None, "fail", 2)]
+    states.append(("solution/", task.solution_dir, "pass", 2))
+    for negative in task.negatives():
+        states.append((f"negatives/{negative.name}", negative, "fail", 1))
+    return states
+
+
+def verify_task(task: Task, isolation: Isolation) -> TaskVerification:
+    started = time.monotonic()
+    result = TaskVerification(task=task.id)
+    if not task.solution_dir.exists():
+        result.problems.append("solution/: missing (every task needs a known-good output)")
+    base = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX + "verify-"))
+    try:
+        for index, (label, output, expected, times) in enumerate(_states(task)):
+            if output is not None and not output.exists():
+                continue
+            workspace = base / f"state-{index}"
+            try:
+                create_workspace(task.repo_state, workspace)
+                if output is not None:
+                    apply_output(output, workspace)
+            except WorkspaceError as exc:
+                result.problems.append(f"{label}: workspace setup failed: {exc}")
+                continue
+            outcomes = [run_checks(task, workspace, isolation) for _ in range(times)]
+            result.states += 1
+            problem = judge_state(label, expected, outcomes)
+            if problem:
+                result.problems.append(problem)
+    finally:
+        remove_tree(base)
+    result.seconds = time.monotonic() - started
+    return result
