@@ -1,0 +1,44 @@
+"""Builders for harness tests: task folders on disk and the real CLI as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+PASSING_CHECKS = 'from ci_eval.checks import file_equals, main\nmain(file_equals("greet.txt", "hello\\n"))\n'
+
+
+def write_task(root: Path, name: str = "task-001-greet", *, checks: str = PASSING_CHECKS,
+               metadata: dict | None = None, files: dict | None = None,
+               solution: str | None = "echo hello > greet.txt\n",
+               negatives: dict | None = None) -> Path:
+    """A task folder under root/tasks; files maps repo-state paths to contents."""
+    task = root / "tasks" / name
+    (task / "repo-state").mkdir(parents=True)
+    (task / "prompt.md").write_text("Make greet.txt say hello.\n")
+    (task / "checks.py").write_text(checks)
+    meta = {"difficulty": 1, "area": "demo", "tags": ["test"], "created": "2026-01-01"}
+    meta.update(metadata or {})
+    (task / "metadata.json").write_text(json.dumps(meta))
+    for rel, text in (files if files is not None else {"greet.txt": "bye\n"}).items():
+        path = task / "repo-state" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    if solution is not None:
+        (task / "solution").mkdir()
+        (task / "solution" / "solve.sh").write_text(solution)
+    for rel, text in (negatives or {}).items():
+        (task / "negatives").mkdir(exist_ok=True)
+        (task / "negatives" / rel).write_text(text)
+    return task
+
+
+def cli(*args: str, cwd: Path, env: dict | None = None, timeout: float = 120):
+    return subprocess.run([sys.executable, "-m", "ci_eval", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def read_lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

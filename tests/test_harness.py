@@ -1,0 +1,332 @@
+"""The run loop for real: workspaces, agents as subprocesses, isolation, checks, results."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness_helpers import cli, read_lines, write_task
+
+from ci_eval import isolation
+
+
+def test_reference_passes_noop_fails_and_results_have_one_line_per_run(tmp_path):
+    write_task(tmp_path)
+    proc = cli("run", "-k", "3", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "3/3 valid runs passed" in proc.stdout
+    lines = read_lines(tmp_path / "results" / "task-001-greet.jsonl")
+    assert sorted(r["run"] for r in lines) == [1, 2, 3]
+    assert all(r["status"] == "pass" and r["agent"] == "reference" for r in lines)
+    assert lines[0]["diff"].count("+hello") == 1
+    assert lines[0]["tokens"] is None  # no usage reported: null, not 0
+
+    proc = cli("run", "-k", "2", "--agent", "noop", "--out", "noop", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = read_lines(tmp_path / "noop" / "task-001-greet.jsonl")
+    assert [r["status"] for r in lines] == ["fail", "fail"]
+    assert "expected 'hello', found 'bye'" in lines[0]["reason"]
+
+
+def test_agent_env_prompt_and_usage(tmp_path):
+    repo = tmp_path / "repo"
+    write_task(repo)
+    agent = tmp_path / "agent.py"
+    agent.write_text(
+        "import json, os, pathlib\n"
+        "prompt = pathlib.Path(os.environ['CI_EVAL_PROMPT_FILE'])\n"
+        "ws = pathlib.Path(os.environ['CI_EVAL_WORKSPACE'])\n"
+        "assert ws == pathlib.Path.cwd(), (ws, os.getcwd())\n"
+        "assert not prompt.is_relative_to(ws)\n"
+        "assert 'SECRET_NOT_ALLOWED' not in os.environ\n"
+        "(ws / 'greet.txt').write_text('hello\\n' if 'hello' in prompt.read_text() else 'x')\n"
+        "pathlib.Path(os.environ['CI_EVAL_USAGE_FILE']).write_text(json.dumps("
+        "{'input_tokens': 100, 'output_tokens': 20, 'cost_usd': 0.5, 'run': os.environ['CI_EVAL_RUN']}))\n"
+    )
+    env = {**os.environ, "SECRET_NOT_ALLOWED": "x"}
+    proc = cli("run", "-k", "2", "--agent-cmd", f"{sys.executable} {agent}", "--json",
+               cwd=repo, env=env)
+    assert proc.returncode == 0, proc.stderr
+    lines = read_lines(repo / "results" / "task-001-greet.jsonl")
+    assert [r["status"] for r in lines] == ["pass", "pass"], lines
+    assert {r["tokens"] for r in lines} == {120}
+    task = json.loads(proc.stdout)["tasks"][0]
+    assert task["total_cost_usd"] == 1.0 and task["mean_tokens"] == 120
+
+
+def _pids_with(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Running or sleeping; a zombie awaiting its reaper (this sandbox's init) is dead."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.mark.parametrize("isolated", [True, False])
+def test_timeout_kills_the_agent_and_its_sleeping_child(tmp_path, isolated):
+    repo = tmp_path / "repo"
+    write_task(repo)
+    marker = f"{time.time_ns() % 100000}.{os.getpid()}"
+    pidfile = tmp_path / "child.pid"
+    agent = tmp_path / "agent.sh"
+    agent.write_text(f"sleep 1{marker} &\necho $! > {pidfile}\nsleep 2{marker}\n")
+    env = {**os.environ}
+    if not isolated:
+        env["CI_EVAL_NO_ISOLATION"] = "1"
+    proc = cli("run", "-k", "1", "--timeout", "1", "--agent-cmd", f"bash {agent}",
+               cwd=repo, env=env)
+    lines = read_lines(repo / "results" / "task-001-greet.jsonl")
+    assert lines[0]["status"] == "timeout", lines
+    assert lines[0]["passed"] is False
+    assert "ran out of time" in lines[0]["reason"]
+    assert proc.returncode == 0  # a timeout is a valid (failing) run, not an infrastructure error
+    assert _pids_with(marker) == []
+    if not isolated:  # pids inside a PID namespace are not the host's
+        assert not _alive(int(pidfile.read_text()))
+
+
+SNOOP_AGENT = r'''
+import os, sys, tempfile
+root, out = sys.argv[1], sys.argv[2]
+secrets = ("checks.py", "solve.sh", "metadata.json", "solution", "negatives")
+found, seen = [], 0
+def walk(top):
+    global seen
+    for dirpath, dirnames, filenames in os.walk(top):
+        seen += 1
+        for name in filenames + dirnames:
+            if name in secrets:
+                found.append(os.path.join(dirpath, name))
+walk(root)
+walk(tempfile.gettempdir())
+d = os.getcwd()
+while d != "/":
+    d = os.path.dirname(d)
+    for name in os.listdir(d):
+        if name in secrets or name == "tasks":
+            found.append(os.path.join(d, name))
+for pid in os.listdir("/proc"):
+    if pid.isdigit():
+        try:
+            walk(f"/proc/{pid}/root{root}")
+            walk(f"/proc/{pid}/cwd")
+        except OSError:
+            pass
+rc = os.system(f"umount {root} 2>/dev/null")
+if rc == 0:
+    walk(root)
+    found.append("umount succeeded")
+with open(out, "w") as fh:
+    fh.write("\n".join(found) + f"\nSCANNED {seen}\n")
+with open("greet.txt", "w") as fh:
+    fh.write("hello\n")
+'''
+
+
+@pytest.mark.skipif(isolation.detect().agent_prefix is None, reason="no mount namespace here")
+def test_agent_searching_for_checks_and_solutions_finds_nothing(tmp_path):
+    root = tmp_path / "repo"
+    name = f"task-001-secret-{os.getpid()}-{time.time_ns() % 10**6}"
+    write_task(root, name, negatives={"wrong.sh": "echo no > greet.txt\n"})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "snoop.py").write_text(SNOOP_AGENT)
+    report = outside / "findings.txt"
+    proc = cli("run", "-k", "2", "-j", "2", "--agent-cmd",
+               f"{sys.executable} {outside / 'snoop.py'} {root} {report}", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    lines = report.read_text().splitlines()
+    assert int(lines[-1].split()[-1]) > 1  # the search did run
+    ours = [line for line in lines[:-1] if name in line or line.startswith(str(root))
+            or line == "umount succeeded"]
+    assert ours == []
+    records = read_lines(root / "results" / f"{name}.jsonl")
+    assert [r["status"] for r in records] == ["pass"] * 2
+    assert {r["isolation"] for r in records} == {"agent-sandbox,checks-offline"}
+
+
+def test_agent_rewriting_workspace_cannot_change_which_checks_run(tmp_path):
+    repo = tmp_path / "repo"
+    write_task(repo)
+    agent = tmp_path / "cheat.sh"
+    agent.write_text(
+        "echo 'import sys; sys.exit(0)' > checks.py\n"
+        "mkdir -p ci_eval && echo 'raise SystemExit(0)' > ci_eval/__init__.py\n"
+        "echo 'raise SystemExit(0)' > ci_eval/checks.py\n"
+        "echo 'import sys; sys.exit(0)' > sitecustomize.py\n"
+    )
+    proc = cli("run", "-k", "1", "--agent-cmd", f"bash {agent}", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    record = read_lines(repo / "results" / "task-001-greet.jsonl")[0]
+    assert record["status"] == "fail", record
+    assert "checks.py" in record["diff"]  # the agent did write them
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("raise RuntimeError('checks blew up')\n", "RuntimeError: checks blew up"),
+    ("import time\ntime.sleep(60)\n", "checks timed out after 1s"),
+    ("import sys\nsys.exit(4)\n", "checks crashed (exit 4)"),
+])
+def test_crashing_or_hanging_checks_are_errors_never_pass_or_fail(tmp_path, body, expected):
+    write_task(tmp_path, checks=body, metadata={"timeout_seconds": {"checks": 1}})
+    proc = cli("run", "-k", "1", "--max-attempts", "2", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout  # the task is inconclusive
+    record = read_lines(tmp_path / "results" / "task-001-greet.jsonl")[0]
+    assert record["status"] == "error" and record["passed"] is False
+    assert expected in record["reason"]
+    assert record["attempt"] == 2 and len(record["retried_errors"]) == 1
+    assert "inconclusive" in proc.stdout
+
+
+def test_missing_required_command_is_an_error_naming_it(tmp_path):
+    write_task(tmp_path, metadata={"requires": ["ci-eval-no-such-tool"]})
+    proc = cli("run", "-k", "2", cwd=tmp_path)
+    assert proc.returncode == 1
+    records = read_lines(tmp_path / "results" / "task-001-greet.jsonl")
+    assert {r["status"] for r in records} == {"error"}
+    assert "command not found: ci-eval-no-such-tool" in records[0]["reason"]
+    assert records[0]["attempt"] == 1  # not retried: it cannot change
+
+
+def test_missing_agent_command_is_an_error(tmp_path):
+    write_task(tmp_path)
+    proc = cli("run", "-k", "1", "--agent-cmd", "ci-eval-no-such-agent --flag", cwd=tmp_path)
+    assert proc.returncode == 1
+    record = read_lines(tmp_path / "results" / "task-001-greet.jsonl")[0]
+    assert record["status"] == "error"
+    assert "agent command not found: ci-eval-no-such-agent" in record["reason"]
+
+
+def test_setup_sh_and_patches_build_the_workspace(tmp_path):
+    task = write_task(tmp_path, files={"base.txt": "one\n"},
+                      checks='from ci_eval.checks import file_equals, main\n'
+                             'main(file_equals("base.txt", "one\\ntwo\\n"), file_equals("made.txt", "hello\\n"))\n',
+                      solution="echo hello > made.txt\n")
+    (task / "repo-state" / "setup.sh").write_text("echo made-by-setup > setup-ran.txt\n")
+    (task / "repo-state" / "0001-two.patch").write_text(
+        "--- a/base.txt\n+++ b/base.txt\n@@ -1 +1,2 @@\n one\n+two\n")
+    proc = cli("run", "-k", "1", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    record = read_lines(tmp_path / "results" / "task-001-greet.jsonl")[0]
+    assert record["status"] == "pass", record
+    assert "setup-ran" not in record["diff"] and "two" not in record["diff"]  # part of the initial state
+
+
+def test_kill_9_then_resume_records_each_run_exactly_once(tmp_path):
+    repo = tmp_path / "repo"
+    write_task(repo)
+    write_task(repo, "task-002-greet-again")
+    agent = tmp_path / "slow.sh"
+    agent.write_text("sleep 0.3\necho hello > greet.txt\n")
+    args = [sys.executable, "-m", "ci_eval", "run", "-k", "6", "-j", "2", "--agent-cmd", f"bash {agent}"]
+    proc = subprocess.Popen(args, cwd=repo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    results = repo / "results" / "task-001-greet.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if results.exists() and len(results.read_text().splitlines()) >= 2:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    with results.open("a") as handle:  # what a crash in the middle of a write leaves
+        handle.write('{"run": 6, "task": "task-001-gr')
+    resumed = cli("run", "-k", "6", "-j", "2", "--resume", "--agent-cmd", f"bash {agent}", cwd=repo)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "dropped a torn last line" in resumed.stderr
+    for task in ("task-001-greet", "task-002-greet-again"):
+        runs = [r["run"] for r in read_lines(repo / "results" / f"{task}.jsonl")]
+        assert sorted(runs) == [1, 2, 3, 4, 5, 6], (task, runs)
+
+
+def test_existing_results_need_resume_or_fresh(tmp_path):
+    write_task(tmp_path)
+    assert cli("run", "-k", "1", cwd=tmp_path).returncode == 0
+    again = cli("run", "-k", "1", cwd=tmp_path)
+    assert again.returncode == 2
+    assert "--resume" in again.stderr and "Traceback" not in again.stderr
+    fresh = cli("run", "-k", "2", "--fresh", cwd=tmp_path)
+    assert fresh.returncode == 0
+    assert len(read_lines(tmp_path / "results" / "task-001-greet.jsonl")) == 2
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "-k", "0"], "-k: expected a whole number >= 1, got 0"),
+    (["run", "-k", "many"], "-k: expected a whole number >= 1, got 'many'"),
+    (["run", "-j", "-3"], "expected a whole number >= 1"),
+    (["run", "--timeout", "0"], "expected seconds > 0"),
+    (["run", "task-999"], "unknown task 'task-999'"),
+    (["run", "--agent", "nobody"], "unknown agent 'nobody'"),
+    (["run", "--agent-cmd", ""], "expected a command"),
+    (["run", "--root", "does-not-exist"], "does-not-exist"),
+    (["report", "--results", "nowhere"], "nowhere: results folder not found"),
+    (["report", "--format", "yaml"], "invalid choice: 'yaml'"),
+    (["verify", "nope"], "unknown task 'nope'"),
+])
+def test_bad_cli_values_exit_2_with_one_line(tmp_path, args, message):
+    write_task(tmp_path)
+    proc = cli(*args, cwd=tmp_path)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert message in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 or "usage:" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_report_rejects_a_foreign_line_and_renders_junit(tmp_path):
+    write_task(tmp_path)
+    assert cli("run", "-k", "2", cwd=tmp_path).returncode == 0
+    junit = cli("report", "--format", "junit", "--output", "out.xml", cwd=tmp_path)
+    assert junit.returncode == 0 and "<testcase" in (tmp_path / "out.xml").read_text()
+    with (tmp_path / "results" / "task-001-greet.jsonl").open("a") as handle:
+        handle.write(json.dumps({"run": 3, "task": "task-042-other", "status": "pass",
+                                 "passed": True, "agent": "reference"}) + "\n")
+    proc = cli("report", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "task-001-greet.jsonl:3: task:" in proc.stderr
+
+
+def test_verify_accepts_a_valid_task_and_rejects_checks_that_already_pass(tmp_path):
+    write_task(tmp_path, negatives={"hallo.sh": "echo hallo > greet.txt\n"})
+    ok = cli("verify", cwd=tmp_path)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "ok      task-001-greet: 3 states" in ok.stdout
+    write_task(tmp_path, "task-002-already-passes", files={"greet.txt": "hello\n"})
+    bad = cli("verify", "--json", cwd=tmp_path)
+    assert bad.returncode == 1
+    report = json.loads(bad.stdout)
+    invalid = [t for t in report["tasks"] if not t["valid"]]
+    assert [t["task"] for t in invalid] == ["task-002-already-passes"]
+    assert "untouched repo-state: checks pass, expected fail" in invalid[0]["problems"]
+
+
+def test_verify_flags_negative_that_passes_and_nondeterministic_checks(tmp_path):
+    write_task(tmp_path, negatives={"actually-right.sh": "echo hello > greet.txt\n"})
+    flaky = ("import os, sys\n"
+             "p = os.path.join(os.environ['CI_EVAL_TASK_DIR'], '..', '..', 'count')\n"
+             "n = int(open(p).read()) if os.path.exists(p) else 0\n"
+             "open(p, 'w').write(str(n + 1))\n"
+             "sys.exit(n % 2)\n")
+    write_task(tmp_path, "task-002-flaky", checks=flaky)
+    proc = cli("verify", "-j", "1", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "negatives/actually-right.sh: checks pass, expected fail" in proc.stdout
+    assert "nondeterministic checks" in proc.stdout
