@@ -1,0 +1,33 @@
+"""The worker test must pass when the worker is slow (sleeps do not wait) and fail when it loses one."""
+
+import os
+
+from ci_eval.checks import failed, main, passed, run_tests, task_dir
+
+os.environ["PYTHONPATH"] = str(task_dir() / "plugins")
+os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+TEST = "tests/test_worker.py::test_processes_submitted_jobs"
+ARGS = ["--noconftest", "-c", os.devnull, "--rootdir", ".", "-p", "ci_eval_worker_probe"]
+
+
+def on_slow_machine():
+    os.environ["CI_EVAL_WORKER_PROBE"] = "slow"
+    result = run_tests(pass_to_pass=[TEST], args=ARGS, timeout=60)
+    if not result.ok:
+        return failed("with a slow worker (50 ms per job; time.sleep does not wait) the test does "
+                      f"not pass, so it still depends on timing: {result.reason}")
+    return passed("passes with a slow worker")
+
+
+def still_catches_lost_jobs():
+    os.environ["CI_EVAL_WORKER_PROBE"] = "lose"
+    result = run_tests(pass_to_pass=[TEST], args=ARGS, timeout=60)
+    if "NOT RUN" in result.reason or "no evidence" in result.reason:
+        return failed(f"the test did not run: {result.reason}")
+    if result.ok:
+        return failed("the test passes although the worker loses a job (handles a, b, c as a, a, b): "
+                      "it no longer checks what the worker did")
+    return passed("fails when the worker drops jobs")
+
+
+main(on_slow_machine, still_catches_lost_jobs)
