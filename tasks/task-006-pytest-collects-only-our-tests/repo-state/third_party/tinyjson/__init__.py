@@ -1,0 +1,1 @@
+"""Vendored tinyjson 0.9 (upstream tests kept in tests/)."""
