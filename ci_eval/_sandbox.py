@@ -1,6 +1,6 @@
 """Runs inside a fresh mount + PID namespace: hides paths, drops privileges, execs the agent.
 
-Usage: python -I -m ci_eval._sandbox [--hide PATH]... [--keep PATH]... -- COMMAND...
+Usage: python -I -S path/to/_sandbox.py [--hide PATH]... [--keep PATH]... -- COMMAND...
 Each --hide path gets an empty tmpfs over it; each --keep path (which may lie under a hidden one)
 is bound back in place. The capability bounding set is then emptied and no_new_privs set, so the
 agent (even as root) cannot unmount the covers to look underneath.

@@ -76,14 +76,22 @@ def run_process(
         target=_copy_capped, args=(proc.stdout, log_path, log_cap, tail), daemon=True
     )
     reader.start()
-    timed_out = False
+    # A timer kills the group; a blocking wait() reacts at once, where wait(timeout) polls.
+    expired = threading.Event()
+
+    def on_timeout() -> None:
+        expired.set()
+        kill_group(proc.pid)
+
+    timer = threading.Timer(timeout, on_timeout)
+    timer.start()
     try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+        proc.wait()
     finally:
+        timer.cancel()
         kill_group(proc.pid)
         proc.wait()
+    timed_out = expired.is_set()
     # Children that left the group may still hold the pipe; do not wait on them forever.
     reader.join(timeout=2)
     seconds = time.monotonic() - start

@@ -22,7 +22,7 @@ from ci_eval.config import AgentConfig
 from ci_eval.isolation import TEMP_PREFIX, Isolation
 from ci_eval.scoring import run_checks
 from ci_eval.tasks import Task
-from ci_eval.workspace import WorkspaceError, capture_diff, create_workspace, remove_tree
+from ci_eval.workspace import WorkspaceError, WorkspaceFactory, capture_diff, remove_tree
 
 
 @dataclass
@@ -37,6 +37,11 @@ class RunContext:
     timeout_override: float | None = None
     checks_env: tuple[str, ...] = ()
     write_lock: threading.Lock = field(default_factory=threading.Lock)
+    workspaces: WorkspaceFactory | None = None
+
+    def __post_init__(self):
+        if self.workspaces is None:
+            self.workspaces = WorkspaceFactory(self.runs_base / "templates")
 
 
 def _now() -> str:
@@ -55,7 +60,7 @@ def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> tuple
     retryable = True
     try:
         try:
-            create_workspace(task.repo_state, paths.workspace)
+            ctx.workspaces.create(task.repo_state, paths.workspace)
             (paths.prompt_file).write_bytes(task.prompt_path.read_bytes())
         except (WorkspaceError, OSError) as exc:
             return _finish(record, "error", f"workspace setup failed: {exc}", started), True

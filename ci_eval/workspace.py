@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 DIFF_CAP_BYTES = 64 * 1024
@@ -79,6 +80,33 @@ def create_workspace(repo_state: Path, workspace: Path) -> Path:
     git(workspace, "add", "-A")
     git(workspace, "commit", "-q", "--allow-empty", "--no-verify", "-m", "initial state")
     return workspace
+
+
+class WorkspaceFactory:
+    """Builds workspaces; copies a per-task template (git repo included) when the task has no
+    setup.sh, since copying is far cheaper than init+add+commit. setup.sh runs afresh every time
+    (what it makes may hold absolute paths)."""
+
+    def __init__(self, cache_dir: Path):
+        self.cache_dir = Path(cache_dir)
+        self._lock = threading.Lock()
+        self._templates: dict[Path, Path] = {}
+        self._task_locks: dict[Path, threading.Lock] = {}
+
+    def create(self, repo_state: Path, workspace: Path) -> Path:
+        repo_state = Path(repo_state).resolve()
+        if (repo_state / "setup.sh").is_file():
+            return create_workspace(repo_state, workspace)
+        with self._lock:
+            task_lock = self._task_locks.setdefault(repo_state, threading.Lock())
+        with task_lock:
+            template = self._templates.get(repo_state)
+            if template is None:
+                template = self.cache_dir / f"template-{len(self._templates)}"
+                create_workspace(repo_state, template)
+                self._templates[repo_state] = template
+        shutil.copytree(template, workspace, symlinks=True)
+        return workspace
 
 
 def run_script(script: Path, workspace: Path, *, what: str, timeout: float = SETUP_TIMEOUT) -> None:
