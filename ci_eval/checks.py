@@ -16,6 +16,7 @@ exit 2+) is an infrastructure error, never a pass or a fail.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -146,6 +147,9 @@ def run_tests(
     wanted = list(fail_to_pass) + list(pass_to_pass)
     if not wanted:
         raise ValueError("run_tests needs at least one test id")
+    if importlib.util.find_spec("pytest") is None:
+        # A missing tool is an infrastructure error (a crash), never a failed check.
+        raise RuntimeError("pytest is not installed for the interpreter running the checks")
     restore_pristine(restore)
     cmd = [sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "-q", *args, *wanted]
     try:
