@@ -1,0 +1,100 @@
+"""Pure pieces of the harness: statistics, summaries, results files, progress output."""
+
+from __future__ import annotations
+
+import io
+import json
+from fractions import Fraction
+from math import comb
+
+import pytest
+
+from ci_eval import results, stats
+from ci_eval.errors import UserError
+from ci_eval.progress import Progress
+from ci_eval.summary import summarize
+
+
+def test_pass_at_k_matches_the_definition():
+    assert stats.pass_at_k(5, 0, 1) == 0.0
+    assert stats.pass_at_k(5, 5, 5) == 1.0
+    assert stats.pass_at_k(10, 3, 2) == pytest.approx(1 - comb(7, 2) / comb(10, 2))
+    assert stats.pass_at_k(5, 2, 1) == pytest.approx(0.4)  # pass@1 is the pass rate
+    with pytest.raises(ValueError):
+        stats.pass_at_k(3, 1, 4)
+
+
+def test_pass_hat_k_is_all_k_passing():
+    assert stats.pass_hat_k(5, 4, 5) == 0.0
+    assert stats.pass_hat_k(5, 5, 5) == 1.0
+    assert stats.pass_hat_k(10, 8, 2) == pytest.approx(comb(8, 2) / comb(10, 2))
+
+
+def test_wilson_interval_and_percentile():
+    low, high = stats.wilson_interval(4, 5)
+    assert 0.37 < low < 0.38 and 0.96 < high < 0.97
+    assert stats.wilson_interval(0, 0) == (0.0, 1.0)
+    assert stats.percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 95) == 10
+    assert stats.percentile([], 95) is None
+
+
+def _rec(run, status, **extra):
+    return {"run": run, "task": "task-001-x", "status": status, "passed": status == "pass",
+            "agent": "a", **extra}
+
+
+def test_summary_excludes_errors_and_marks_inconclusive():
+    records = [_rec(1, "pass", tokens=10, wall_seconds=1.0, cost_usd=0.1),
+               _rec(2, "fail", tokens=30, wall_seconds=3.0),
+               _rec(3, "timeout", wall_seconds=9.0),
+               _rec(4, "error", reason="checks crashed")]
+    s = summarize("task-001-x", records, k=4)
+    assert (s.runs, s.passes, s.errors, s.timeouts) == (3, 1, 1, 1)
+    assert s.pass_rate == Fraction(1, 3)
+    assert s.inconclusive
+    assert s.mean_tokens == 20 and s.total_cost_usd == 0.1 and s.p95_wall_seconds == 9.0
+    assert s.error_reasons == ("checks crashed",)
+    assert not summarize("task-001-x", records[:3], k=3).inconclusive
+
+
+def test_summary_with_no_usage_reports_none_not_zero():
+    s = summarize("task-001-x", [_rec(1, "pass")], k=1)
+    assert s.mean_tokens is None and s.total_cost_usd is None
+
+
+def test_results_reader_drops_torn_tail_only_when_resuming(tmp_path, capsys):
+    path = tmp_path / "task-001-x.jsonl"
+    path.write_text(json.dumps(_rec(1, "pass")) + "\n" + '{"run": 2, "ta')
+    with pytest.raises(UserError, match="torn last line"):
+        results.read_records(path)
+    assert [r["run"] for r in results.read_records(path, drop_torn_tail=True)] == [1]
+    assert "dropped a torn last line" in capsys.readouterr().err
+    assert path.read_text().count("\n") == 1  # the torn line is gone from the file
+
+
+@pytest.mark.parametrize("line, message", [
+    ('{"run": 1}', "task: missing field"),
+    (json.dumps({**_rec(1, "pass"), "status": "maybe"}), "status: expected one of"),
+    (json.dumps({**_rec(0, "pass")}), "run: expected a run number >= 1"),
+    (json.dumps({**_rec(1, "pass"), "passed": "yes"}), "passed: expected bool"),
+    ("[1, 2]", "expected a JSON object per line"),
+])
+def test_results_reader_names_line_and_field(tmp_path, line, message):
+    path = tmp_path / "task-001-x.jsonl"
+    path.write_text(line + "\n" + json.dumps(_rec(2, "pass")) + "\n")
+    with pytest.raises(UserError, match=message) as info:
+        results.read_records(path)
+    assert f"{path}:1" in str(info.value)
+
+
+def test_progress_groups_per_task_in_github_actions():
+    out = io.StringIO()
+    progress = Progress(out, github=True, tty=False)
+    progress.start([object()], 2)
+    progress.run_done(_rec(1, "pass"))
+    progress.run_done(_rec(2, "fail", reason="wrong answer"))
+    progress.task_done("task-001-x", [_rec(1, "pass"), _rec(2, "fail")])
+    text = out.getvalue()
+    assert text.startswith("::group::task-001-x (1/2 pass)\n")
+    assert "task-001-x run 2: fail (wrong answer)" in text
+    assert text.endswith("::endgroup::\n")
