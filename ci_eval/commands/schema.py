@@ -1,0 +1,54 @@
+"""`ci-eval schema [NAME] [--output FILE]`: print a packaged JSON schema (for editors and CI).
+
+Every ci_eval/schemas/NAME.schema.json is available by NAME; with no NAME the names are listed.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "schema",
+        help="print a JSON schema (metadata, ...) for editors and other tools",
+        description="Print the JSON schema NAME (e.g. metadata: tasks/*/metadata.json). "
+        "Without NAME, list the schemas that exist.",
+    )
+    parser.add_argument("name", nargs="?", metavar="NAME", help="schema name (see: ci-eval schema)")
+    parser.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+    import sys
+    from pathlib import Path
+
+    from ci_eval import schema
+    from ci_eval.errors import UserError
+
+    if not args.name:
+        for name in schema.known_schemas():
+            print(name)
+        return 0
+    text = schema.schema_text(args.name)
+    if not text.endswith("\n"):
+        text += "\n"
+    if not args.output or args.output == "-":
+        sys.stdout.write(text)
+        return 0
+    out = Path(args.output)
+    if not out.parent.is_dir():
+        raise UserError("folder does not exist", path=out.parent, field="--output")
+    if out.is_dir():
+        raise UserError("is a folder (expected a file path)", path=out, field="--output")
+    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, out)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UserError(f"cannot write ({exc.strerror})", path=out, field="--output")
+    print(f"wrote {out}", file=sys.stderr)
+    return 0

@@ -1,0 +1,55 @@
+"""`ci-eval validate [TASK...]`: check tasks (layout, metadata, checks lint) and ci-eval.yaml.
+
+stdout: one line per task ("ok" or "invalid"), then a summary. stderr: every problem, one line
+each, `path[:line]: [field: ]message`. Exit 0 when everything is valid, 2 when anything is not.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ci_eval.main import add_root_argument
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "validate",
+        help="check task folders, metadata.json, checks.py (lint) and ci-eval.yaml",
+        description="Report every problem in the tasks (folder names, duplicate numbers, "
+        "prompt.md, checks.py, metadata.json against `ci-eval schema metadata`, repo-state/, "
+        "solution/, negatives/, the checks lint) and in ci-eval.yaml. Exit 2 if any.",
+    )
+    add_root_argument(parser)
+    parser.add_argument("--no-lint", action="store_true", help="skip the static lint of checks.py")
+    parser.add_argument(
+        "tasks", nargs="*", metavar="TASK", help="task id, task-NNN or NNN (default: all)"
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from ci_eval.config import load_config
+    from ci_eval.errors import EXIT_BAD_INPUT, EXIT_OK, UserError
+    from ci_eval.tasks import validate_tasks
+
+    report = validate_tasks(args.root, args.tasks or None, lint=not args.no_lint)
+    problems = 0
+    for task_id, found in report.items():
+        state = "ok" if not found else f"invalid ({len(found)} problem{'s' * (len(found) != 1)})"
+        print(f"{task_id}: {state}")
+        for problem in found:
+            print(problem, file=sys.stderr)
+        problems += len(found)
+    try:
+        load_config(args.root)
+    except UserError as exc:
+        print(exc, file=sys.stderr)
+        problems += 1
+    invalid = sum(1 for found in report.values() if found)
+    print(
+        f"{len(report) - invalid} of {len(report)} tasks valid"
+        + (f", {problems} problem{'s' * (problems != 1)}" if problems else "")
+    )
+    return EXIT_BAD_INPUT if problems else EXIT_OK

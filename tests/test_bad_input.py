@@ -1,0 +1,269 @@
+"""Bad input through the real CLI: exit 2, one stderr line naming the file and the field, no
+traceback. Task problems go through `list` (the strict load path every command shares) or
+`validate`; ci-eval.yaml problems through `validate`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+META = "tasks/task-001-example/metadata.json"
+
+
+METADATA_CASES = [
+    ({"difficulty": "hard"}, ["$.difficulty", 'expected integer 1-5, got "hard"']),
+    ({"difficulty": 6}, ["$.difficulty", "expected integer 1-5, got 6"]),
+    ({"difficulty": 0}, ["$.difficulty", "got 0"]),
+    ({"difficulty": 2.5}, ["$.difficulty", "got 2.5"]),
+    ({"difficulty": True}, ["$.difficulty", "got true"]),
+    ({"created": "2026-02-30"}, ["$.created", "expected date YYYY-MM-DD", '"2026-02-30"']),
+    ({"created": "15/01/2026"}, ["$.created", "expected date YYYY-MM-DD"]),
+    ({"created": 20260115}, ["$.created", "got 20260115"]),
+    ({"area": ""}, ["$.area", "non-empty string"]),
+    ({"area": ["hooks"]}, ["$.area", "expected non-empty string"]),
+    ({"tags": "ruff"}, ["$.tags", "expected list of strings", '"ruff"']),
+    ({"tags": ["ok", 3]}, ["$.tags[1]", "got 3"]),
+    ({"tags": ["a", "a"]}, ["$.tags", "unique"]),
+    (
+        {"human_label": {"expected_pass_rate": 1.5}},
+        ["$.human_label.expected_pass_rate", "expected number 0-1, got 1.5"],
+    ),
+    (
+        {"human_label": {"expected_pass_rate": -0.1}},
+        ["$.human_label.expected_pass_rate", "got -0.1"],
+    ),
+    ({"human_label": {"labeled_by": "ann"}}, ["$.human_label.expected_pass_rate", "missing"]),
+    (
+        {"human_label": {"expected_pass_rate": 0.5, "labeled_at": "yesterday"}},
+        ["$.human_label.labeled_at", "expected date YYYY-MM-DD"],
+    ),
+    (
+        {"human_label": {"expected_pass_rate": 0.5, "labelled_by": "ann"}},
+        ["$.human_label.labelled_by", "unknown field"],
+    ),
+    ({"human_label": 0.8}, ["$.human_label", "expected object"]),
+    ({"timeout_seconds": -5}, ["$.timeout_seconds", "expected positive number, got -5"]),
+    ({"timeout_seconds": 0}, ["$.timeout_seconds", "positive number"]),
+    ({"timeout_seconds": "ten"}, ["$.timeout_seconds", "positive number or object", '"ten"']),
+    ({"timeout_seconds": {"agent": 0}}, ["$.timeout_seconds.agent", "positive number"]),
+    ({"timeout_seconds": {"check": 5}}, ["$.timeout_seconds.check", "unknown field"]),
+    ({"timeout_seconds": {}}, ["$.timeout_seconds", "at least one of agent, checks"]),
+    ({"requires": "ruff"}, ["$.requires", "expected list of strings", '"ruff"']),
+    ({"requires": ["ruff check"]}, ["$.requires[0]", "command name"]),
+    ({"aspirational": "yes"}, ["$.aspirational", "expected true or false"]),
+    ({"dificulty": 3}, ["$.dificulty", "did you mean 'difficulty'"]),
+    ({"Tags": ["x"]}, ["$.Tags", "did you mean 'tags'"]),
+    ({"timeout": 30}, ["$.timeout", "did you mean 'timeout_seconds'"]),
+]
+# The real CLI as a subprocess for a representative few; the whole matrix in-process (fast).
+METADATA_CLI_CASES = [METADATA_CASES[i] for i in (0, 5, 10, 13, 19, 21, 25, 28)]
+
+
+@pytest.mark.parametrize(("metadata", "needles"), METADATA_CLI_CASES)
+def test_bad_metadata_field(repo_root, make_task, cli, assert_bad_input, metadata, needles):
+    make_task(repo_root, metadata=metadata)
+    line = assert_bad_input(cli("list", cwd=repo_root), META, *needles)
+    assert line.startswith(f"ci-eval: error: {META}: $")
+
+
+@pytest.mark.parametrize(("metadata", "needles"), METADATA_CASES)
+def test_bad_metadata_field_matrix(
+    repo_root, make_task, main_cli, assert_bad_input, metadata, needles
+):
+    make_task(repo_root, metadata=metadata)
+    line = assert_bad_input(main_cli("list", cwd=repo_root), META, *needles)
+    assert line.startswith(f"ci-eval: error: {META}: $")
+
+
+@pytest.mark.parametrize(
+    ("content", "needles"),
+    [
+        ('{"difficulty": 2,\n  "area": "x"\n  "tags": []}', ["line 3", "invalid JSON"]),
+        ("", ["line 1", "invalid JSON"]),
+        ("[1, 2]", ["$", "expected object, got [1, 2]"]),
+        (
+            json.dumps({"area": "x", "tags": [], "created": "2026-01-01"}),
+            ["$.difficulty", "missing"],
+        ),
+        (b"\xff\xfe{}", ["not UTF-8"]),
+    ],
+)
+def test_bad_metadata_file(repo_root, make_task, cli, assert_bad_input, content, needles):
+    make_task(repo_root, metadata=content)
+    assert_bad_input(cli("list", cwd=repo_root), META, *needles)
+
+
+def test_missing_metadata(repo_root, make_task, cli, assert_bad_input):
+    make_task(repo_root, metadata=None)
+    assert_bad_input(cli("list", cwd=repo_root), META, "missing")
+
+
+def test_missing_prompt(repo_root, make_task, cli, assert_bad_input):
+    make_task(repo_root, prompt=None)
+    assert_bad_input(cli("list", cwd=repo_root), "tasks/task-001-example/prompt.md", "missing")
+
+
+def test_blank_prompt(repo_root, make_task, cli, assert_bad_input):
+    make_task(repo_root, prompt="  \n\n")
+    assert_bad_input(cli("list", cwd=repo_root), "tasks/task-001-example/prompt.md", "empty")
+
+
+def test_missing_checks(repo_root, make_task, cli, assert_bad_input):
+    make_task(repo_root, checks=None)
+    assert_bad_input(cli("list", cwd=repo_root), "tasks/task-001-example/checks.py", "missing")
+
+
+@pytest.mark.parametrize(
+    ("name", "hint"),
+    [
+        ("task-1-short-number", "task-001-short-number"),
+        ("task-001-Upper-Case", "task-001-upper-case"),
+        ("task-001_underscore", "task-001-underscore"),
+        ("task-001-", None),
+        ("001-no-prefix", None),
+    ],
+)
+def test_bad_folder_name(repo_root, make_task, main_cli, assert_bad_input, name, hint):
+    make_task(repo_root, name=name)
+    line = assert_bad_input(main_cli("list", cwd=repo_root), f"tasks/{name}", "task-NNN-kebab-name")
+    if hint:
+        assert f"e.g. {hint}" in line
+
+
+def test_duplicate_number_names_both(repo_root, make_task, cli, assert_bad_input):
+    make_task(repo_root, name="task-007-first")
+    make_task(repo_root, name="task-007-second")
+    assert_bad_input(
+        cli("list", cwd=repo_root),
+        "duplicate task number 007",
+        "tasks/task-007-first",
+        "tasks/task-007-second",
+    )
+
+
+def test_bad_folder_name_cli(repo_root, make_task, cli, assert_bad_input):
+    make_task(repo_root, name="task-1-x")
+    assert_bad_input(cli("list", cwd=repo_root), "tasks/task-1-x", "task-NNN-kebab-name")
+
+
+def test_duplicate_number_with_different_padding(repo_root, make_task, main_cli, assert_bad_input):
+    make_task(repo_root, name="task-012-a")
+    make_task(repo_root, name="task-0012-b")
+    assert_bad_input(main_cli("list", cwd=repo_root), "duplicate task number 012")
+
+
+def test_unknown_task_for_list(repo_root, make_task, cli, assert_bad_input):
+    make_task(repo_root)
+    assert_bad_input(cli("list", "task-999", cwd=repo_root), "tasks", "unknown task 'task-999'")
+
+
+def test_root_does_not_exist(tmp_path, cli, assert_bad_input):
+    missing = tmp_path / "nowhere"
+    assert_bad_input(cli("list", "--root", missing, cwd=tmp_path), str(missing), "--root")
+
+
+def test_no_tasks_folder(tmp_path, cli, assert_bad_input):
+    assert_bad_input(cli("validate", cwd=tmp_path), "tasks", "no tasks/ folder")
+
+
+def test_unknown_schema_name(cli, assert_bad_input):
+    assert_bad_input(cli("schema", "nope"), "unknown schema 'nope'", "metadata")
+
+
+def test_schema_output_into_missing_folder(tmp_path, cli, assert_bad_input):
+    out = tmp_path / "missing" / "m.json"
+    assert_bad_input(cli("schema", "metadata", "--output", out), "--output", str(out.parent))
+
+
+# --- validate: completeness and lint --------------------------------------------------------
+
+
+def test_validate_reports_lint_finding(repo_root, make_task, cli, assert_bad_input):
+    make_task(repo_root, checks="import openai\n")
+    assert_bad_input(
+        cli("validate", cwd=repo_root), "tasks/task-001-example/checks.py:1:", "[llm-sdk]"
+    )
+
+
+def test_validate_missing_solution(repo_root, make_task, cli, assert_bad_input):
+    make_task(repo_root, solution=None)
+    assert_bad_input(cli("validate", cwd=repo_root), "tasks/task-001-example/solution", "missing")
+
+
+def test_validate_solution_without_patch(repo_root, make_task, cli, assert_bad_input):
+    make_task(repo_root, solution={"notes.txt": "todo"})
+    assert_bad_input(cli("validate", cwd=repo_root), "tasks/task-001-example/solution", "*.patch")
+
+
+def test_validate_bad_negative(repo_root, make_task, cli, assert_bad_input):
+    make_task(repo_root, negatives={"wrong.txt": "x"})
+    assert_bad_input(
+        cli("validate", cwd=repo_root), "tasks/task-001-example/negatives/wrong.txt", "*.patch"
+    )
+
+
+def test_validate_lists_every_problem(repo_root, make_task, cli):
+    make_task(repo_root, metadata={"difficulty": 9, "created": "nope"}, solution=None)
+    make_task(repo_root, name="task-002-fine")
+    result = cli("validate", cwd=repo_root)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 3
+    assert any("$.difficulty" in line for line in lines)
+    assert any("$.created" in line for line in lines)
+    assert any("solution" in line for line in lines)
+    assert "task-001-example: invalid (3 problems)" in result.stdout
+    assert "task-002-fine: ok" in result.stdout
+
+
+# --- ci-eval.yaml -----------------------------------------------------------------------------
+
+
+CONFIG_CASES = [
+    ("agents: [unclosed\n", ["ci-eval.yaml", "line 2", "invalid YAML"]),
+    ("agent:\n  x: {command: run}\n", ["ci-eval.yaml", "agent:", "did you mean 'agents'"]),
+    ("- just\n- a list\n", ["ci-eval.yaml", "expected a mapping at the top level"]),
+    ("agents:\n  claude: {command: 42}\n", ["agents.claude.command", "expected a command"]),
+    ("agents:\n  claude: {command: ''}\n", ["agents.claude.command", "empty string"]),
+    ("agents:\n  claude: {command: []}\n", ["agents.claude.command", "empty list"]),
+    ("agents:\n  claude: {command: 'run \"x'}\n", ["agents.claude.command", "cannot split"]),
+    ("agents:\n  claude: {timeout_seconds: 5}\n", ["agents.claude.command", "missing"]),
+    (
+        "agents:\n  claude: {command: run, timeout_seconds: ten}\n",
+        ["agents.claude.timeout_seconds", 'expected a positive number, got "ten"'],
+    ),
+    (
+        "agents:\n  claude: {command: run, timeout_seconds: -1}\n",
+        ["agents.claude.timeout_seconds", "got -1"],
+    ),
+    ("agents:\n  claude: {command: run, env: SECRET}\n", ["agents.claude.env", "list"]),
+    ("agents:\n  claude: {command: run, env: [1A]}\n", ["agents.claude.env[0]", '"1A"']),
+    ("agents:\n  claude: {command: run, usage: tokens}\n", ["agents.claude.usage", "file"]),
+    ("agents:\n  claude: {command: run, timeout: 5}\n", ["agents.claude.timeout", "unknown"]),
+    ("agents:\n  reference: {command: run}\n", ["agents.reference", "built-in"]),
+    ("agents:\n  noop: {command: run}\n", ["agents.noop", "built-in"]),
+    ("agents:\n  claude: run\n", ["agents.claude", "expected a mapping"]),
+    ("default_agent: ghost\n", ["default_agent", "unknown agent 'ghost'"]),
+    ("checks:\n  env: FOO\n", ["checks.env", "list"]),
+    ("checks:\n  envs: [FOO]\n", ["checks.envs", "did you mean 'env'"]),
+    ("agents:\n  a: {command: x}\n  a: {command: y}\n", ["ci-eval.yaml", "line 3", "duplicate"]),
+]
+CONFIG_CLI_CASES = [CONFIG_CASES[i] for i in (0, 1, 3, 8, 14)]
+
+
+@pytest.mark.parametrize(("yaml_text", "needles"), CONFIG_CLI_CASES)
+def test_bad_config(repo_root, make_task, cli, assert_bad_input, yaml_text, needles):
+    make_task(repo_root)
+    (repo_root / "ci-eval.yaml").write_text(yaml_text)
+    line = assert_bad_input(cli("validate", cwd=repo_root), *needles)
+    assert line.startswith("ci-eval.yaml: ")
+
+
+@pytest.mark.parametrize(("yaml_text", "needles"), CONFIG_CASES)
+def test_bad_config_matrix(repo_root, make_task, main_cli, assert_bad_input, yaml_text, needles):
+    make_task(repo_root)
+    (repo_root / "ci-eval.yaml").write_text(yaml_text)
+    line = assert_bad_input(main_cli("validate", cwd=repo_root), *needles)
+    assert line.startswith("ci-eval.yaml: ")
