@@ -1,0 +1,46 @@
+from decimal import Decimal
+
+import pytest
+
+from billing.cart import Cart
+from billing.invoice import invoice_total
+from billing.pricing import discounted_total
+
+TIERS = ["standard", "silver", "gold", "platinum"]
+COUPONS = [None, "WELCOME10", "FREESHIP", "BOGUS"]
+AMOUNTS = ["0.00", "3.00", "10.05", "10.15", "49.99", "50.00", "123.45", "1000.005"]
+
+
+def reference(subtotal, tier, coupon):
+    # the behaviour before the refactor, written out independently
+    from decimal import ROUND_HALF_UP
+
+    rate = {"gold": Decimal("0.10"), "silver": Decimal("0.05")}.get(tier, Decimal("0"))
+    if coupon == "WELCOME10":
+        rate += Decimal("0.10")
+    if coupon == "FREESHIP" and subtotal < 50:
+        subtotal -= Decimal("4.99")
+    rate = min(rate, Decimal("0.15"))
+    amount = max(subtotal * (1 - rate), Decimal("0"))
+    return amount.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_cart_and_invoice_unchanged(tier):
+    for coupon in COUPONS:
+        for amount in AMOUNTS:
+            cart = Cart(tier)
+            cart.add("item", Decimal(amount))
+            want = reference(Decimal(amount), tier, coupon)
+            assert cart.total(coupon) == want, (tier, coupon, amount)
+            assert invoice_total([("item", Decimal(amount), 1)], tier, coupon) == want
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_discounted_total(tier):
+    for coupon in COUPONS:
+        for amount in AMOUNTS:
+            got = discounted_total(Decimal(amount), tier, coupon)
+            assert isinstance(got, Decimal)
+            assert got == reference(Decimal(amount), tier, coupon), (tier, coupon, amount)
+    assert discounted_total(Decimal("10.05"), tier) == reference(Decimal("10.05"), tier, None)
