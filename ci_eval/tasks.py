@@ -1,37 +1,18 @@
-"""Load tasks/ into Task objects. Validation lives here too; every error names file and field.
+"""Load tasks/ into Task objects: the Task model, finding task folders, loading and selecting.
 
-Two entry points, same rules:
+`load_tasks(root, selected)` is the strict load path used by every command that runs tasks. It
+raises UserError (one line, exit 2) for the first problem that would make a run meaningless: a
+folder name that is not `task-NNN-kebab-name`, two folders sharing NNN, a missing or empty
+prompt.md, a missing checks.py, a missing metadata.json, invalid JSON or a schema violation in it.
 
-- `load_tasks(root, selected)` is the strict load path used by every command that runs tasks. It
-  raises UserError (one line, exit 2) for the first problem that would make a run meaningless:
-  a folder name that is not `task-NNN-kebab-name`, two folders sharing NNN, a missing or empty
-  prompt.md, a missing checks.py, a missing metadata.json, invalid JSON or a schema violation in it.
-- `validate_tasks(root, selected)` (used by `ci-eval validate`) collects every problem of every
-  task, adding the completeness checks that do not stop a run: repo-state/ and negatives/ shape,
-  solution/ present, and the static lint of checks.py (ci_eval/lint.py).
-
-Task folder rules (see DESIGN.md "Task anatomy"):
-- name `task-NNN-kebab-name`, NNN zero-padded to at least 3 digits, unique across tasks/.
-  Entries of tasks/ that are files, or whose names start with "." or "_", are ignored.
-- prompt.md: required, UTF-8, not blank. checks.py: required.
-- metadata.json: required; see ci_eval/schemas/metadata.schema.json (`ci-eval schema metadata`).
-  Unknown top-level keys are allowed (teams add their own; an "x-" prefix is recommended), but a
-  near-miss of a known key ("dificulty", "Tags", "timeout") is an error: it is almost surely a typo
-  that would otherwise silently drop a setting.
-- repo-state/: optional. Missing means the agent starts in an empty workspace (still a git repo).
-  If present it must be a folder.
-- solution/: required folder holding at least one *.patch / *.diff / *.sh file (usually one
-  patch or a solve.sh); all of them are applied, sorted by name. None may be empty.
-- negatives/: optional; each entry is a non-empty *.patch / *.diff / *.sh file, or a folder of
-  them (applied like solution/).
+The checks themselves, the full task folder rules and `validate_tasks` (which collects every
+problem instead of stopping at the first) live in ci_eval/task_validation.py.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import difflib
 import hashlib
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,23 +25,6 @@ DEFAULT_CHECKS_TIMEOUT = 120.0
 METADATA_FILE = "metadata.json"
 PATCH_SUFFIXES = (".patch", ".diff")
 OUTPUT_SUFFIXES = PATCH_SUFFIXES + (".sh",)  # what solution/ and negatives/ entries may be
-# Unknown metadata keys that are taken for typos of a known key even though difflib disagrees.
-METADATA_KEY_ALIASES = {
-    "timeout": "timeout_seconds",
-    "timeouts": "timeout_seconds",
-    "timeout_secs": "timeout_seconds",
-    "timeout_s": "timeout_seconds",
-    "require": "requires",
-    "required": "requires",
-    "requirements": "requires",
-    "label": "human_label",
-    "labels": "human_label",
-    "tag": "tags",
-    "level": "difficulty",
-    "date": "created",
-    "created_at": "created",
-    "created_on": "created",
-}
 
 
 @dataclass(frozen=True)
@@ -156,27 +120,6 @@ def _timeouts(metadata: dict) -> dict:
     return value
 
 
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong with a task, printed as `path[:line]: [field: ]message`."""
-
-    path: Path  # the file or folder at fault
-    message: str
-    field: str | None = None  # JSON path ("$.difficulty") or other locator
-    line: int | None = None
-    task: str | None = None  # the task folder's name
-    rule: str | None = None  # lint rule, for lint findings
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else str(self.path)
-        return (
-            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
-        )
-
-    def error(self) -> UserError:
-        return UserError(str(self))
-
-
 def tasks_dir(root: Path) -> Path:
     return Path(root) / "tasks"
 
@@ -200,6 +143,9 @@ def load_tasks(root: Path, selected: list[str] | None = None) -> list[Task]:
 
     Folder names and numbers are checked for all folders; prompt.md, checks.py and metadata.json
     only for the tasks loaded. Raises UserError for the first problem."""
+    # Imported here, not at the top: ci_eval.task_validation imports this module.
+    from ci_eval.task_validation import _naming_problems
+
     folders = task_folders(root)
     for problem in _naming_problems(folders):
         raise problem.error()
@@ -212,6 +158,9 @@ def load_tasks(root: Path, selected: list[str] | None = None) -> list[Task]:
 
 def load_task(path: Path) -> Task:
     """One task folder, checked strictly (see module docstring); UserError on the first problem."""
+    # Imported here, not at the top: ci_eval.task_validation imports this module.
+    from ci_eval.task_validation import _load_problems, _name_problems, _read_metadata
+
     path = Path(path)
     problems = _name_problems(path) or _load_problems(path)
     if problems:
@@ -241,103 +190,6 @@ def select_tasks(tasks: list[Task], selected: list[str], base: Path) -> list[Tas
     return chosen
 
 
-# --- validation --------------------------------------------------------------------------------
-
-
-def validate_task(task: Task | Path, *, lint: bool = True) -> list[Problem]:
-    """Every problem of one task folder (Task or folder path), in a stable order. [] = valid.
-
-    Reads the folder from disk (a Task's in-memory metadata is not consulted). Does not look at
-    sibling folders, so duplicate numbers are found only by validate_tasks()."""
-    path = task.path if isinstance(task, Task) else Path(task)
-    return _task_problems(path, _name_problems(path), lint=lint)
-
-
-def validate_tasks(
-    root: Path, selected: list[str] | None = None, *, lint: bool = True
-) -> dict[str, list[Problem]]:
-    """Problems per task folder name, for every folder examined ([] = valid), in number order
-    with badly named folders last.
-
-    Folder naming and duplicate numbers are checked across all of tasks/; a duplicate is reported
-    on the later folder and names both. UserError if tasks/ is missing or a selected task is
-    unknown. `selected` matches like select_tasks(), and also exact folder names."""
-    folders = task_folders(root)
-    naming: dict[str, list[Problem]] = {}
-    for problem in _naming_problems(folders):
-        naming.setdefault(problem.task, []).append(problem)
-    if selected:
-        by_name = {f.name: f for f in folders}
-        numbered = [_stub(f) for f in folders if TASK_DIR_RE.match(f.name)]
-        picked: list[Path] = []
-        for key in selected:
-            name = str(key).rstrip("/").split("/")[-1]
-            if name in by_name:
-                folder = by_name[name]
-            else:
-                folder = select_tasks(numbered, [key], tasks_dir(root))[0].path
-            if folder not in picked:
-                picked.append(folder)
-        folders = picked
-    folders = sorted(folders, key=lambda f: (_number(f) < 0, _number(f), f.name))
-    return {f.name: _task_problems(f, naming.get(f.name, []), lint=lint) for f in folders}
-
-
-def _task_problems(path: Path, naming: list[Problem], *, lint: bool) -> list[Problem]:
-    problems = naming + _load_problems(path) + _layout_problems(path)
-    if lint and (path / "checks.py").is_file():
-        from ci_eval.lint import lint_checks
-
-        for finding in lint_checks(path / "checks.py"):
-            problems.append(
-                Problem(
-                    finding.path,
-                    finding.message,
-                    line=finding.line,
-                    task=path.name,
-                    rule=finding.rule,
-                )
-            )
-    return problems
-
-
-def metadata_problems(metadata: object, path: Path, *, task: str | None = None) -> list[Problem]:
-    """Schema violations and typo'd keys of a parsed metadata.json, one Problem per JSON path."""
-    from ci_eval import schema
-
-    problems = [
-        Problem(Path(path), p.message, field=p.json_path, task=task)
-        for p in schema.schema_problems(metadata, "metadata")
-    ]
-    if isinstance(metadata, dict):
-        known = list(schema.load_schema("metadata").get("properties", {}))
-        for key in metadata:
-            guess = _typo_of(str(key), known)
-            if guess:
-                problems.append(
-                    Problem(
-                        Path(path),
-                        f"unknown key, did you mean {guess!r}? (custom keys are allowed; "
-                        "prefix them with 'x-' to avoid this check)",
-                        field=schema.json_path([key]),
-                        task=task,
-                    )
-                )
-    return problems
-
-
-def _typo_of(key: str, known: list[str]) -> str | None:
-    if key in known or key.startswith(("x-", "x_")):
-        return None
-    normal = re.sub(r"[\s-]+", "_", key.strip()).lower()
-    if normal in known:
-        return normal
-    if normal in METADATA_KEY_ALIASES:
-        return METADATA_KEY_ALIASES[normal]
-    close = difflib.get_close_matches(normal, known, n=1, cutoff=0.8)
-    return close[0] if close else None
-
-
 # --- internals ---------------------------------------------------------------------------------
 
 
@@ -350,151 +202,8 @@ def _stub(path: Path) -> Task:
     return Task(id=path.name, number=_number(path), path=path)
 
 
-def _name_problems(path: Path) -> list[Problem]:
-    if TASK_DIR_RE.match(path.name):
-        return []
-    hint = ""
-    loose = re.match(r"^task-?(\d+)[-_ ]*(.*)$", path.name, re.IGNORECASE)
-    if loose:
-        slug = re.sub(r"[^a-z0-9]+", "-", loose.group(2).lower()).strip("-") or "name"
-        hint = f", e.g. task-{int(loose.group(1)):03d}-{slug}"
-    return [
-        Problem(
-            path,
-            "folder name must be task-NNN-kebab-name (NNN: 3+ digits, zero-padded; "
-            f"name: lowercase letters, digits and single hyphens){hint}",
-            task=path.name,
-        )
-    ]
-
-
-def _naming_problems(folders: list[Path]) -> list[Problem]:
-    """Bad folder names, then duplicate numbers (reported on the later folder, naming both)."""
-    problems: list[Problem] = []
-    first_with: dict[int, Path] = {}
-    for folder in folders:
-        bad = _name_problems(folder)
-        if bad:
-            problems += bad
-            continue
-        number = _number(folder)
-        if number in first_with:
-            other = first_with[number]
-            problems.append(
-                Problem(
-                    folder,
-                    f"duplicate task number {number:03d}: {other} and {folder} "
-                    "(numbers are never reused; give the new task the next free number)",
-                    task=folder.name,
-                )
-            )
-        else:
-            first_with[number] = folder
-    return problems
-
-
-def _load_problems(path: Path) -> list[Problem]:
-    """What load_task() insists on: prompt.md, checks.py, metadata.json (JSON + schema)."""
-    task = path.name
-    problems: list[Problem] = []
-    prompt = path / "prompt.md"
-    if not prompt.is_file():
-        problems.append(Problem(prompt, "missing (the exact prompt given to the agent)", task=task))
-    else:
-        try:
-            text = prompt.read_bytes().decode("utf-8")
-        except UnicodeDecodeError as exc:
-            problems.append(Problem(prompt, f"not UTF-8 text (byte {exc.start})", task=task))
-        else:
-            if not text.strip():
-                problems.append(Problem(prompt, "is empty (expected the prompt text)", task=task))
-    checks = path / "checks.py"
-    if not checks.is_file():
-        problems.append(
-            Problem(checks, "missing (deterministic checks: exit 0 pass, 1 fail)", task=task)
-        )
-    metadata_path = path / METADATA_FILE
-    metadata, read_problems = _read_metadata(metadata_path, task=task)
-    problems += read_problems
-    if not read_problems:
-        problems += metadata_problems(metadata, metadata_path, task=task)
-    return problems
-
-
-def _read_metadata(path: Path, *, task: str | None = None) -> tuple[object, list[Problem]]:
-    if not path.is_file():
-        return None, [
-            Problem(path, 'missing (expected {"difficulty", "area", "tags", "created"})', task=task)
-        ]
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return None, [Problem(path, f"not UTF-8 text (byte {exc.start})", task=task)]
-    try:
-        return json.loads(text), []
-    except json.JSONDecodeError as exc:
-        return None, [
-            Problem(
-                path,
-                f"invalid JSON: {exc.msg} (column {exc.colno})",
-                field=f"line {exc.lineno}",
-                task=task,
-            )
-        ]
-
-
 def _solution_entries(folder: Path) -> list[Path]:
     """The *.patch / *.diff / *.sh files of a folder, sorted by name: the order they apply in."""
     if not folder.is_dir():
         return []
     return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in OUTPUT_SUFFIXES)
-
-
-def _layout_problems(path: Path) -> list[Problem]:
-    """repo-state/, solution/ and negatives/ shape (validate only; not needed to load)."""
-    task = path.name
-    problems: list[Problem] = []
-    repo_state = path / "repo-state"
-    if repo_state.exists() and not repo_state.is_dir():
-        problems.append(Problem(repo_state, "expected a folder of fixture files", task=task))
-    solution = path / "solution"
-    if not solution.is_dir():
-        problems.append(
-            Problem(
-                solution,
-                "missing (expected a folder with a *.patch, *.diff or solve.sh)",
-                task=task,
-            )
-        )
-    else:
-        entries = _solution_entries(solution)
-        if not entries:
-            problems.append(
-                Problem(
-                    solution,
-                    "expected a *.patch, *.diff or *.sh (e.g. solve.sh), found none",
-                    task=task,
-                )
-            )
-        for entry in entries:
-            if entry.stat().st_size == 0:
-                problems.append(Problem(entry, "is empty", task=task))
-    negatives = path / "negatives"
-    if negatives.exists() and not negatives.is_dir():
-        problems.append(Problem(negatives, "expected a folder of known-bad outputs", task=task))
-    elif negatives.is_dir():
-        for entry in sorted(negatives.iterdir()):
-            if entry.name.startswith("."):
-                continue
-            if entry.is_dir():
-                if not _solution_entries(entry):
-                    problems.append(
-                        Problem(entry, "expected a *.patch, *.diff or *.sh inside", task=task)
-                    )
-            elif entry.suffix not in OUTPUT_SUFFIXES:
-                problems.append(
-                    Problem(entry, "expected a *.patch, *.diff or *.sh known-bad output", task=task)
-                )
-            elif entry.stat().st_size == 0:
-                problems.append(Problem(entry, "is empty", task=task))
-    return problems

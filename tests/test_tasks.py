@@ -10,17 +10,19 @@ import pytest
 
 from ci_eval import schema
 from ci_eval.errors import UserError
+from ci_eval.task_validation import (
+    Problem,
+    metadata_problems,
+    validate_task,
+    validate_tasks,
+)
 from ci_eval.tasks import (
     DEFAULT_AGENT_TIMEOUT,
     DEFAULT_CHECKS_TIMEOUT,
-    Problem,
     Task,
     load_task,
     load_tasks,
-    metadata_problems,
     select_tasks,
-    validate_task,
-    validate_tasks,
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ci_eval.config import load_config
     from ci_eval.errors import EXIT_BAD_INPUT, EXIT_OK, UserError
-    from ci_eval.tasks import validate_tasks
+    from ci_eval.task_validation import validate_tasks
 
     report = validate_tasks(args.root, args.tasks or None, lint=not args.no_lint)
     problems = 0
