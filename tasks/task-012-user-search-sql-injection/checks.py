@@ -1,0 +1,30 @@
+"""search_users: no SQL injection via q or sort, literal prefix (quotes, %, _, backslash), same results."""
+
+import os
+import shutil
+from pathlib import Path
+
+from ci_eval.checks import main, run_tests, task_dir
+
+os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+HIDDEN = "tests/test_search_security.py"
+shutil.copy(task_dir() / "hidden_tests" / "test_search_security.py", Path(HIDDEN))
+
+main(
+    lambda: run_tests(
+        fail_to_pass=[
+            f"{HIDDEN}::test_injection_through_q_returns_nothing",
+            f"{HIDDEN}::test_injection_through_sort_is_rejected",
+            f"{HIDDEN}::test_apostrophe",
+            f"{HIDDEN}::test_wildcards_are_literal",
+        ],
+        pass_to_pass=[
+            f"{HIDDEN}::test_existing_behaviour",
+            "tests/test_search.py::test_prefix",
+            "tests/test_search.py::test_case_insensitive",
+            "tests/test_search.py::test_sort_descending",
+        ],
+        restore=["tests/test_search.py", "tests/conftest.py", "directory/schema.sql"],
+        args=["-c", os.devnull, "--rootdir", "."],
+    )
+)
