@@ -22,9 +22,9 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Union
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def _tail(text: str, limit: int = 800) -> str:
     return text if len(text) <= limit else "…" + text[-limit:]
 
 
-def file_equals(path: str | os.PathLike, expected: Union[str, os.PathLike]) -> CheckResult:
+def file_equals(path: str | os.PathLike, expected: str | os.PathLike) -> CheckResult:
     """`path` (in the workspace) equals `expected`: a pathlib.Path names a file, a str is text."""
     target = Path(path)
     if not target.is_file():
@@ -83,7 +83,7 @@ def shell_exit_zero(cmd: str, timeout: float = 10, *, env: dict | None = None) -
     """`cmd` run by bash in the workspace exits 0 within `timeout` seconds."""
     try:
         proc = subprocess.run(
-            ["bash", "-c", cmd], capture_output=True, text=True, timeout=timeout, env=env
+            ["bash", "-c", cmd], capture_output=True, text=True, timeout=timeout, env=env, check=False
         )
     except subprocess.TimeoutExpired:
         return failed(f"`{cmd}` did not finish within {timeout:g}s")
@@ -153,7 +153,7 @@ def run_tests(
     restore_pristine(restore)
     cmd = [sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "-q", *args, *wanted]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return failed(f"tests did not finish within {timeout:g}s")
     outcomes = parse_pytest_outcomes(proc.stdout)
@@ -172,7 +172,7 @@ def run_tests(
     return passed(f"{len(wanted)} tests passed")
 
 
-Check = Union[CheckResult, Callable[[], CheckResult]]
+Check = CheckResult | Callable[[], CheckResult]
 
 
 def main(*checks: Check) -> None:

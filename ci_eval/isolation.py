@@ -35,7 +35,7 @@ class Isolation:
 
 def _works(argv: list[str]) -> bool:
     try:
-        return subprocess.run(argv, capture_output=True, timeout=20).returncode == 0
+        return subprocess.run(argv, capture_output=True, timeout=20, check=False).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -48,8 +48,9 @@ def _userns(flags: list[str]) -> list[str]:
 @functools.lru_cache(maxsize=1)
 def detect() -> Isolation:
     if os.environ.get("CI_EVAL_NO_ISOLATION") == "1":
-        return Isolation(None, None, ("isolation disabled by CI_EVAL_NO_ISOLATION=1: "
-                                      "solutions were readable by the agent; checks had network access",))
+        notice = ("isolation disabled by CI_EVAL_NO_ISOLATION=1: solutions were readable by "
+                  "the agent; checks had network access")
+        return Isolation(None, None, (notice,))
     notices = []
     agent = _userns(["--mount", "--pid", "--fork", "--kill-child", "--mount-proc",
                      "--propagation", "private"])

@@ -26,7 +26,7 @@ COMMANDS = [
 class _Parser(argparse.ArgumentParser):
     """argparse exits 2 on usage errors already; keep its message to one line."""
 
-    def error(self, message: str):  # noqa: D401
+    def error(self, message: str):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 

@@ -24,7 +24,7 @@ class ProcessResult:
 def _copy_capped(stream, log_path: Path | None, cap: int, tail: list[bytes]) -> None:
     """Drain `stream` to the log (first `cap` bytes) and keep the last 4 KiB in memory."""
     written = 0
-    handle = open(log_path, "wb") if log_path else None
+    handle = open(log_path, "wb") if log_path else None  # noqa: SIM115 - closed below
     try:
         while True:
             chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)

@@ -10,11 +10,11 @@ from __future__ import annotations
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
 
 from ci_eval import results as results_mod
 from ci_eval.agents import RunPaths, run_agent

@@ -46,6 +46,7 @@ def git(workspace: Path, *args: str, check: bool = True, input: bytes | None = N
         capture_output=True,
         env=_git_env(),
         input=input,
+        check=False,
     )
     if check and proc.returncode != 0:
         message = proc.stderr.decode(errors="replace").strip().splitlines()
@@ -112,7 +113,7 @@ class WorkspaceFactory:
 def run_script(script: Path, workspace: Path, *, what: str, timeout: float = SETUP_TIMEOUT) -> None:
     try:
         proc = subprocess.run(
-            ["bash", str(script)], cwd=workspace, capture_output=True, timeout=timeout
+            ["bash", str(script)], cwd=workspace, capture_output=True, timeout=timeout, check=False
         )
     except subprocess.TimeoutExpired:
         raise WorkspaceError(f"{what} did not finish within {timeout:g}s") from None
@@ -130,7 +131,7 @@ def apply_patch(patch: Path, workspace: Path) -> None:
     ]
     errors = []
     for argv in attempts:
-        proc = subprocess.run(argv, capture_output=True, env=_git_env())
+        proc = subprocess.run(argv, capture_output=True, env=_git_env(), check=False)
         if proc.returncode == 0:
             return
         errors.append(proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""])

@@ -37,7 +37,7 @@ def write_task(root: Path, name: str = "task-001-greet", *, checks: str = PASSIN
 
 def cli(*args: str, cwd: Path, env: dict | None = None, timeout: float = 120):
     return subprocess.run([sys.executable, "-m", "ci_eval", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout, check=False)
 
 
 def read_lines(path: Path) -> list[dict]:

@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from harness_helpers import cli, read_lines, write_task
 
 from ci_eval import isolation
