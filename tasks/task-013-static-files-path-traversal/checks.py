@@ -1,0 +1,28 @@
+"""resolve_static: nothing outside root (.., sibling prefix, symlinks); legit paths still served."""
+
+import os
+import shutil
+from pathlib import Path
+
+from ci_eval.checks import main, run_tests, task_dir
+
+os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+HIDDEN = "tests/test_static_traversal.py"
+shutil.copy(task_dir() / "hidden_tests" / "test_static_traversal.py", Path(HIDDEN))
+OUTSIDE = ["dotdot", "nested-dotdot", "sibling-prefix", "leading-slash-sibling", "symlinked-dir",
+           "symlinked-file"]
+
+main(
+    lambda: run_tests(
+        fail_to_pass=[f"{HIDDEN}::test_outside_root_is_forbidden[{case}]" for case in OUTSIDE],
+        pass_to_pass=[
+            f"{HIDDEN}::test_absolute_path_is_forbidden",
+            f"{HIDDEN}::test_legitimate_paths",
+            f"{HIDDEN}::test_missing_file_still_not_found",
+            "tests/test_static.py::test_serves_file",
+            "tests/test_static.py::test_missing_file",
+        ],
+        restore=["tests/test_static.py"],
+        args=["--noconftest", "-c", os.devnull, "--rootdir", "."],
+    )
+)
