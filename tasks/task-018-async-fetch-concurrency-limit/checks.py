@@ -1,0 +1,30 @@
+"""fetch_all: at most `limit` (and really `limit`) in flight, input order, exceptions in their slot.
+
+The fake fetch in the hidden tests only awaits asyncio.sleep(0), so the event loop's scheduling,
+not wall-clock time, decides the interleaving: the counts are deterministic.
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+from ci_eval.checks import main, run_tests, task_dir
+
+os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+HIDDEN = "tests/test_crawler_limits.py"
+shutil.copy(task_dir() / "hidden_tests" / "test_crawler_limits.py", Path(HIDDEN))
+
+main(
+    lambda: run_tests(
+        fail_to_pass=[
+            f"{HIDDEN}::test_limit_is_respected_and_used[1]",
+            f"{HIDDEN}::test_limit_is_respected_and_used[3]",
+            f"{HIDDEN}::test_limit_is_respected_and_used[5]",
+            f"{HIDDEN}::test_default_limit_is_five",
+            f"{HIDDEN}::test_failures_land_in_their_slot",
+        ],
+        pass_to_pass=[f"{HIDDEN}::test_empty", "tests/test_crawler.py::test_fetches_everything_in_order"],
+        restore=["tests/test_crawler.py"],
+        args=["--noconftest", "-c", os.devnull, "--rootdir", "."],
+    )
+)
