@@ -35,8 +35,8 @@ def check_tracking():
     tracked = set(filter(None, listed.stdout.split("\0")))
     bad = sorted(
         p for p in tracked
-        if p == ".env" or "__pycache__/" in p or p.endswith(".pyc") or p.startswith("dist/")
-        or p.endswith(".log")
+        if p == ".env" or "__pycache__/" in p or p.endswith((".pyc", ".log"))
+        or p.startswith("dist/")
     )
     if bad:
         return failed(f"still tracked by git (in the index): {bad}")

@@ -1,7 +1,6 @@
 from datetime import datetime, timedelta, timezone
 
 import pytest
-
 from retry import retry_after_seconds
 
 NOW = datetime(2026, 10, 21, 7, 0, 0, tzinfo=timezone.utc)

@@ -1,12 +1,11 @@
 import pytest
-
 from export import export_orders
 from pagination import get_page, iter_pages, page_count
 
 
 @pytest.mark.parametrize("per_page", [1, 2, 3, 4, 7, 10, 25])
 def test_every_item_exactly_once_in_order(per_page):
-    for total in range(0, 60):
+    for total in range(60):
         items = list(range(total))
         flat = [x for page in iter_pages(items, per_page) for x in page]
         assert flat == items, (total, per_page)

@@ -1,7 +1,6 @@
 from decimal import Decimal
 
 import pytest
-
 from billing.cart import Cart
 from billing.invoice import invoice_total
 from billing.pricing import discounted_total
@@ -15,13 +14,13 @@ def reference(subtotal, tier, coupon):
     # the behaviour before the refactor, written out independently
     from decimal import ROUND_HALF_UP
 
-    rate = {"gold": Decimal("0.10"), "silver": Decimal("0.05")}.get(tier, Decimal("0"))
+    rate = {"gold": Decimal("0.10"), "silver": Decimal("0.05")}.get(tier, Decimal(0))
     if coupon == "WELCOME10":
         rate += Decimal("0.10")
     if coupon == "FREESHIP" and subtotal < 50:
         subtotal -= Decimal("4.99")
     rate = min(rate, Decimal("0.15"))
-    amount = max(subtotal * (1 - rate), Decimal("0"))
+    amount = max(subtotal * (1 - rate), Decimal(0))
     return amount.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
 
 

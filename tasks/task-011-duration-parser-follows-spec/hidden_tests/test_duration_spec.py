@@ -1,4 +1,3 @@
-import pytest
 
 from timeparse import parse_duration
 

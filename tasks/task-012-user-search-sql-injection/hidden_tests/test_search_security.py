@@ -2,7 +2,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from directory.search import search_users
 
 SCHEMA = (Path.cwd() / "directory" / "schema.sql").read_text()

@@ -1,7 +1,6 @@
 import os
 
 import pytest
-
 from webapp.static import Forbidden, resolve_static
 
 

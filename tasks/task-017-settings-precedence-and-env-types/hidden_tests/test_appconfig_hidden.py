@@ -1,7 +1,6 @@
 import json
 
 import pytest
-
 from appconfig import load_settings
 
 

@@ -1,7 +1,6 @@
 import asyncio
 
 import pytest
-
 from crawler import fetch_all
 
 
