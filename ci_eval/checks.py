@@ -117,16 +117,27 @@ def restore_pristine(paths: Iterable[str]) -> None:
             raise FileNotFoundError(f"restore_pristine: {rel} is not in repo-state/")
 
 
-_OUTCOME_RE = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS|SKIPPED)\s+(\S+)")
+OUTCOMES = ("PASSED", "FAILED", "ERROR", "XFAIL", "XPASS", "SKIPPED")
 
 
-def parse_pytest_outcomes(output: str) -> dict[str, str]:
-    """Node id -> outcome, from the `-rA` short test summary."""
+def parse_pytest_outcomes(output: str, test_ids: Iterable[str] | None = None) -> dict[str, str]:
+    """Node id -> outcome, from the `-rA` short test summary. With `test_ids`, those ids are
+    matched whole (a parametrized id may hold spaces, a failure line appends ` - message`);
+    without, every summarized id is returned, cut at the first ` - `."""
+    wanted = None if test_ids is None else list(test_ids)
     outcomes = {}
     for line in output.splitlines():
-        match = _OUTCOME_RE.match(line)
-        if match and "::" in match.group(2):
-            outcomes[match.group(2)] = match.group(1)
+        word, _, rest = line.partition(" ")
+        if word not in OUTCOMES:
+            continue
+        if wanted is None:
+            node_id = rest.partition(" - ")[0].strip()
+            if "::" in node_id:
+                outcomes[node_id] = word
+            continue
+        for test_id in wanted:
+            if rest == test_id or rest.startswith(test_id + " - "):
+                outcomes[test_id] = word
     return outcomes
 
 
@@ -136,29 +147,39 @@ def run_tests(
     *,
     restore: Iterable[str] = (),
     args: Iterable[str] = (),
+    plugins: Iterable[str] = (),
     timeout: float = 120,
 ) -> CheckResult:
     """Run pytest on the named tests; every one must PASS (skipped, xfail or missing fails).
 
     fail_to_pass: tests the fix must make pass; pass_to_pass: tests that must keep passing.
-    restore: paths put back from repo-state/ first (tests, fixtures). The exit code of pytest is
-    cross-checked with the parsed statuses; no evidence that the tests ran is a failure.
+    restore: paths put back from repo-state/ first (tests, fixtures; files that setup.sh or a
+    repo-state patch made cannot be restored). Installed pytest plugins are not auto-loaded
+    (faster, and the machine's plugins cannot change the verdict); name the ones the tests need
+    in `plugins` (e.g. "asyncio"). The exit code of pytest is cross-checked with the parsed
+    statuses; no evidence that the tests ran is a failure.
     """
-    wanted = list(fail_to_pass) + list(pass_to_pass)
+    fail_to_pass, pass_to_pass = list(fail_to_pass), list(pass_to_pass)
+    wanted = fail_to_pass + pass_to_pass
     if not wanted:
         raise ValueError("run_tests needs at least one test id")
     if importlib.util.find_spec("pytest") is None:
         # A missing tool is an infrastructure error (a crash), never a failed check.
         raise RuntimeError("pytest is not installed for the interpreter running the checks")
     restore_pristine(restore)
-    cmd = [sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "-q", *args, *wanted]
+    plugin_args = [arg for name in plugins for arg in ("-p", name)]
+    cmd = [sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "-q", *plugin_args,
+           *args, *wanted]
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
+                              check=False)
     except subprocess.TimeoutExpired:
         return failed(f"tests did not finish within {timeout:g}s")
-    outcomes = parse_pytest_outcomes(proc.stdout)
+    outcomes = parse_pytest_outcomes(proc.stdout, wanted)
     if not outcomes:
-        return failed(f"no evidence the tests ran (pytest exit {proc.returncode}): {_tail(proc.stdout + proc.stderr, 400)}")
+        output = _tail(proc.stdout + proc.stderr, 400)
+        return failed(f"no evidence the tests ran (pytest exit {proc.returncode}): {output}")
     problems = []
     for test_id in wanted:
         outcome = outcomes.get(test_id, "NOT RUN")

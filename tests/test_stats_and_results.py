@@ -98,3 +98,38 @@ def test_progress_groups_per_task_in_github_actions():
     assert text.startswith("::group::task-001-x (1/2 pass)\n")
     assert "task-001-x run 2: fail (wrong answer)" in text
     assert text.endswith("::endgroup::\n")
+
+
+def test_pytest_summary_parsing_handles_spaces_in_parametrized_ids():
+    from ci_eval.checks import parse_pytest_outcomes
+
+    output = ("PASSED tests/t.py::test_date[Wed, 21 Oct 2015]\n"
+              "FAILED tests/t.py::test_date[Thu, 22 Oct] - AssertionError: x - y\n"
+              "SKIPPED [1] tests/t.py:4: no reason\n"
+              "PASSED tests/t.py::test_plain\n")
+    wanted = ["tests/t.py::test_date[Wed, 21 Oct 2015]", "tests/t.py::test_date[Thu, 22 Oct]",
+              "tests/t.py::test_missing"]
+    assert parse_pytest_outcomes(output, wanted) == {wanted[0]: "PASSED", wanted[1]: "FAILED"}
+    assert parse_pytest_outcomes(output)["tests/t.py::test_plain"] == "PASSED"
+    assert parse_pytest_outcomes(output)["tests/t.py::test_date[Thu, 22 Oct]"] == "FAILED"
+
+
+def test_run_tests_requires_each_named_test_to_pass(tmp_path, monkeypatch):
+    from ci_eval.checks import run_tests
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text(
+        "import pytest\n"
+        "@pytest.mark.parametrize('d', ['Wed, 21 Oct'])\n"
+        "def test_ok(d):\n    assert d\n"
+        "def test_bad():\n    assert False\n"
+        "@pytest.mark.skip\ndef test_skipped():\n    pass\n")
+    monkeypatch.chdir(tmp_path)
+    assert run_tests(fail_to_pass=["tests/test_a.py::test_ok[Wed, 21 Oct]"]).ok
+    result = run_tests(fail_to_pass=iter(["tests/test_a.py::test_skipped"]),
+                       pass_to_pass=["tests/test_a.py::test_bad"])
+    assert not result.ok
+    # pytest summarizes a skip by location, not node id: it counts as not run, i.e. not passed
+    assert "test_skipped NOT RUN (fail_to_pass)" in result.reason
+    assert "test_bad FAILED (pass_to_pass)" in result.reason
+    assert "NOT RUN" in run_tests(pass_to_pass=["tests/test_a.py::test_nope"]).reason
