@@ -1,0 +1,281 @@
+"""baseline.json: the data model, strict loading (schema + consistency) and atomic saving.
+
+    {"schema_version": 1, "agent": "claude-code",
+     "tasks": {"task-001-x": {"passes": 4, "runs": 5, "pass_rate": 0.8, "avg_tokens": 5120.0,
+                              "avg_wall_seconds": 41.3, "recorded": "2026-03-02",
+                              "prompt_hash": "sha256:…", "aspirational": false,
+                              "snapshots": [{"recorded": "2026-02-01", "passes": 5, "runs": 5},
+                                            {"recorded": "2026-03-02", "passes": 4, "runs": 5}]}}}
+
+Rates are exact: the gate uses Fraction(passes, runs); `pass_rate` is for people reading the file.
+`snapshots` lists the last updates, oldest first; the last one is the entry itself. Only
+`ci-eval baseline update` writes the file (see ci_eval/commands/baseline.py); the decisions about
+what an update changes are pure and live here too (`updated_entry`), the file I/O at the bottom.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from pathlib import Path
+
+from ci_eval.errors import UserError
+
+BASELINE_FILE = "baseline.json"
+SCHEMA_VERSION = 1  # the newest format this version reads and writes
+MAX_SNAPSHOTS = 10  # kept per task; calibration needs the last 3
+# The gate's false-alarm and detection figures (docs/gate.md) assume baselines from >= 40 runs.
+RECOMMENDED_RUNS = 40
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    recorded: str  # YYYY-MM-DD
+    passes: int
+    runs: int
+
+    @property
+    def pass_rate(self) -> Fraction:
+        return Fraction(self.passes, self.runs)
+
+    def to_json(self) -> dict:
+        return {"recorded": self.recorded, "passes": self.passes, "runs": self.runs}
+
+
+@dataclass(frozen=True)
+class BaselineEntry:
+    task: str
+    passes: int
+    runs: int
+    recorded: str
+    prompt_hash: str
+    avg_tokens: float | None = None
+    avg_wall_seconds: float | None = None
+    aspirational: bool = False  # recorded below the threshold: reported, never gated
+    snapshots: tuple[Snapshot, ...] = ()
+
+    @property
+    def pass_rate(self) -> Fraction:
+        return Fraction(self.passes, self.runs)
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return Snapshot(self.recorded, self.passes, self.runs)
+
+    @property
+    def history(self) -> tuple[Snapshot, ...]:
+        """Snapshots oldest first, ending with this entry (also for hand-written files that
+        left the list out)."""
+        if self.snapshots and self.snapshots[-1] == self.snapshot:
+            return self.snapshots
+        return self.snapshots + (self.snapshot,)
+
+    def to_json(self) -> dict:
+        return {
+            "passes": self.passes,
+            "runs": self.runs,
+            "pass_rate": float(self.pass_rate),
+            "avg_tokens": self.avg_tokens,
+            "avg_wall_seconds": self.avg_wall_seconds,
+            "recorded": self.recorded,
+            "prompt_hash": self.prompt_hash,
+            "aspirational": self.aspirational,
+            "snapshots": [s.to_json() for s in self.history],
+        }
+
+
+@dataclass(frozen=True)
+class Baseline:
+    agent: str | None = None
+    entries: dict[str, BaselineEntry] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "agent": self.agent,
+            "tasks": {task: self.entries[task].to_json() for task in sorted(self.entries)},
+        }
+
+    def without(self, task_ids) -> Baseline:
+        """A copy without the given tasks' entries (e.g. archived tasks)."""
+        drop = set(task_ids)
+        return replace(self, entries={k: v for k, v in self.entries.items() if k not in drop})
+
+
+# --- pure decisions of `baseline update` ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EntryChange:
+    task: str
+    action: str  # "added" | "updated" | "unchanged" | "refused"
+    old: BaselineEntry | None
+    new: BaselineEntry | None  # None when refused
+    message: str
+
+
+def updated_entry(
+    old: BaselineEntry | None,
+    *,
+    task: str,
+    passes: int,
+    runs: int,
+    recorded: str,
+    prompt_hash: str,
+    avg_tokens: float | None,
+    avg_wall_seconds: float | None,
+    allow_below_threshold: bool,
+    threshold: Fraction,
+) -> EntryChange:
+    """What `baseline update` does with one task's new evidence.
+
+    - rate >= threshold, or allow_below_threshold: record a gated entry.
+    - below the threshold and the task was gated: refuse (the old entry stays; a deliberate
+      `--allow-below-threshold` is needed to lower a gate).
+    - below the threshold and the task was not gated (no entry, or aspirational): record it as
+      aspirational: reported and kept for calibration, never gated.
+    The old entry's history carries over (last MAX_SNAPSHOTS), unless the prompt changed: its
+    history was about another wording, so it restarts.
+    """
+    rate = Fraction(passes, runs)
+    below = rate < threshold
+    shown = f"{passes}/{runs} = {float(rate):.2f}"
+    if below and not allow_below_threshold and old is not None and not old.aspirational:
+        return EntryChange(
+            task, "refused", old, None,
+            f"refused: {shown} is below {float(threshold):.2f}; the baseline stays "
+            f"{old.passes}/{old.runs} = {float(old.pass_rate):.2f} "
+            "(--allow-below-threshold records it anyway)",
+        )
+    aspirational = below and not allow_below_threshold
+    history: tuple[Snapshot, ...] = ()
+    notes = []
+    if old is not None:
+        if old.prompt_hash == prompt_hash:
+            history = old.history
+        else:
+            notes.append("prompt changed: history restarts")
+    snapshot = Snapshot(recorded, passes, runs)
+    if not history or history[-1] != snapshot:
+        history = history + (snapshot,)
+    new = BaselineEntry(
+        task=task,
+        passes=passes,
+        runs=runs,
+        recorded=recorded,
+        prompt_hash=prompt_hash,
+        avg_tokens=avg_tokens,
+        avg_wall_seconds=avg_wall_seconds,
+        aspirational=aspirational,
+        snapshots=history[-MAX_SNAPSHOTS:],
+    )
+    if aspirational:
+        notes.append(f"below {float(threshold):.2f}: aspirational, not gated")
+    elif old is not None and old.aspirational:
+        notes.append("now gated")
+    elif below:
+        notes.append(f"below {float(threshold):.2f}, gated as asked")
+    suffix = f" ({'; '.join(notes)})" if notes else ""
+    if old is None:
+        return EntryChange(task, "added", None, new, f"added: {shown}{suffix}")
+    if new == old:
+        return EntryChange(task, "unchanged", old, old, f"unchanged: {shown}")
+    was = f"{old.passes}/{old.runs} = {float(old.pass_rate):.2f}"
+    return EntryChange(task, "updated", old, new, f"updated: {was} -> {shown}{suffix}")
+
+
+# --- file I/O ---------------------------------------------------------------------------------
+
+
+def baseline_path(root: Path, given: str | None = None) -> Path:
+    """--baseline FILE (relative to --root, like --results), else ROOT/baseline.json."""
+    return Path(root) / (given or BASELINE_FILE)
+
+
+def load_baseline(path: Path) -> Baseline:
+    """Read and validate baseline.json; every problem is a UserError naming file and field."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(
+            "baseline file not found (record one with `ci-eval baseline update --all "
+            "--results DIR`)",
+            path=path,
+        )
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UserError(f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})",
+                        path=path)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read ({exc})", path=path)
+    return parse_baseline(data, path)
+
+
+def parse_baseline(data: object, path: object = BASELINE_FILE) -> Baseline:
+    from ci_eval import schema
+
+    if isinstance(data, dict):
+        version = data.get("schema_version")
+        if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+            raise UserError(
+                f"schema_version {version} is newer than this ci-eval supports "
+                f"({SCHEMA_VERSION}); upgrade ci-eval",
+                path=path, field="$.schema_version",
+            )
+    schema.validate_instance(data, "baseline", path=path)
+    entries = {}
+    for task, raw in data["tasks"].items():
+        where = f"$.tasks.{task}"
+        if raw["passes"] > raw["runs"]:
+            raise UserError(f"{raw['passes']} passes is more than {raw['runs']} runs",
+                            path=path, field=f"{where}.passes")
+        if abs(raw["pass_rate"] - raw["passes"] / raw["runs"]) > 1e-6:
+            raise UserError(
+                f"{raw['pass_rate']} is not passes/runs = {raw['passes']}/{raw['runs']}",
+                path=path, field=f"{where}.pass_rate",
+            )
+        snapshots = []
+        for index, snap in enumerate(raw.get("snapshots", [])):
+            if snap["passes"] > snap["runs"]:
+                raise UserError(f"{snap['passes']} passes is more than {snap['runs']} runs",
+                                path=path, field=f"{where}.snapshots[{index}].passes")
+            snapshots.append(Snapshot(snap["recorded"], snap["passes"], snap["runs"]))
+        entries[task] = BaselineEntry(
+            task=task,
+            passes=raw["passes"],
+            runs=raw["runs"],
+            recorded=raw["recorded"],
+            prompt_hash=raw["prompt_hash"],
+            avg_tokens=raw.get("avg_tokens"),
+            avg_wall_seconds=raw.get("avg_wall_seconds"),
+            aspirational=raw.get("aspirational", False),
+            snapshots=tuple(snapshots),
+        )
+    return Baseline(agent=data["agent"], entries=entries)
+
+
+def dumps_baseline(baseline: Baseline) -> str:
+    return json.dumps(baseline.to_json(), indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+
+
+def save_baseline(path: Path, baseline: Baseline) -> None:
+    """Write atomically (temp file in the same folder, fsync, rename): never half-written."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise UserError("folder does not exist", path=path.parent, field="--baseline")
+    text = dumps_baseline(baseline)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.chmod(tmp, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
