@@ -1,0 +1,343 @@
+"""The gate (pure): per-task results against baseline entries -> a status per task and a Verdict.
+
+The rule (exact fractions, never floats): a task regresses when its pass rate over all its valid
+runs is more than 0.30 below its baseline. 0.80 -> 0.50 is a drop of exactly 0.30 and passes;
+8/10 -> 5/10 too. A rise of more than 0.30 is "improved".
+
+Statuses, in the order reports list them:
+  regressed       gated, rate dropped more than 0.30 below the baseline          -> fails
+  inconclusive    gated, fewer valid runs than asked (errors, missing results)    -> fails
+  prompt-changed  prompt.md (or the results' prompt_hash) differs from the baseline's -> fails
+  improved        rate rose more than 0.30 above the baseline
+  new             no baseline entry (includes the new name of a renamed task)
+  missing         baseline entry, but the task folder is gone and there are no results
+  aspirational    metadata says aspirational, or the entry was recorded below 0.60: shown, never gated
+  unchanged       everything else
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from ci_eval import stats
+from ci_eval.baseline import Baseline, BaselineEntry
+from ci_eval.errors import UserError
+from ci_eval.summary import TaskSummary
+
+REGRESSION_DROP = Fraction(3, 10)
+IMPROVEMENT_RISE = Fraction(3, 10)
+RECORD_THRESHOLD = Fraction(3, 5)  # a baseline below this is aspirational (not gated)
+
+STATUSES = (
+    "regressed",
+    "inconclusive",
+    "prompt-changed",
+    "improved",
+    "new",
+    "missing",
+    "aspirational",
+    "unchanged",
+)
+FAILING_STATUSES = frozenset({"regressed", "inconclusive", "prompt-changed"})
+
+
+# --- the rule ---------------------------------------------------------------------------------
+
+
+def is_regression(baseline_rate: Fraction, current_rate: Fraction) -> bool:
+    """True when the rate dropped MORE than 0.30 below the baseline (exactly 0.30 passes)."""
+    return Fraction(baseline_rate) - Fraction(current_rate) > REGRESSION_DROP
+
+
+def is_improvement(baseline_rate: Fraction, current_rate: Fraction) -> bool:
+    return Fraction(current_rate) - Fraction(baseline_rate) > IMPROVEMENT_RISE
+
+
+def rate_status(baseline_rate: Fraction, passes: int, runs: int) -> str:
+    """"regressed" | "improved" | "unchanged" for passes/runs (runs >= 1) against a baseline."""
+    rate = Fraction(passes, runs)
+    if is_regression(baseline_rate, rate):
+        return "regressed"
+    if is_improvement(baseline_rate, rate):
+        return "improved"
+    return "unchanged"
+
+
+def meets_record_threshold(rate: Fraction) -> bool:
+    """A baseline is recorded (gated) only at >= 0.60; below, the task stays aspirational."""
+    return Fraction(rate) >= RECORD_THRESHOLD
+
+
+def default_k(run_counts: Iterable[int]) -> int:
+    """Runs asked per task when no -k is given: the most common number of recorded runs (ties:
+    the smaller, since confirmation only ever adds runs). 1 for no results."""
+    counts = Counter(n for n in run_counts if n > 0)
+    if not counts:
+        return 1
+    best = max(counts.values())
+    return min(n for n, c in counts.items() if c == best)
+
+
+def check_agents(baseline_agent: str | None, result_agents: Iterable[str], *,
+                 allow_mismatch: bool, results_path: object = None) -> str | None:
+    """The one agent identity of the results; UserError when they mix agents, or differ from
+    the baseline's without allow_mismatch."""
+    agents = sorted(set(result_agents))
+    if len(agents) > 1:
+        raise UserError(f"results mix agents ({', '.join(agents)}); compare one agent's results",
+                        path=results_path, field="agent")
+    agent = agents[0] if agents else None
+    if agent and baseline_agent and agent != baseline_agent and not allow_mismatch:
+        raise UserError(
+            f"results were recorded with agent {agent!r} but the baseline with "
+            f"{baseline_agent!r} (--allow-agent-mismatch compares them anyway)",
+            path=results_path, field="agent",
+        )
+    return agent
+
+
+# --- inputs and outputs -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TaskState:
+    """What tasks/ says about a task now."""
+
+    task: str
+    number: int | None
+    prompt_hash: str | None
+    aspirational: bool = False
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """One task's results in this comparison."""
+
+    summary: TaskSummary
+    prompt_hashes: frozenset[str] = frozenset()  # as recorded in the results
+
+
+@dataclass(frozen=True)
+class TaskVerdict:
+    task: str
+    status: str
+    gated: bool  # a failing status of this task fails the gate
+    baseline_passes: int | None = None
+    baseline_runs: int | None = None
+    passes: int | None = None
+    runs: int | None = None  # valid runs
+    errors: int = 0
+    requested: int | None = None
+    baseline_tokens: float | None = None
+    tokens: float | None = None
+    baseline_wall_seconds: float | None = None
+    wall_seconds: float | None = None
+    note: str = ""
+
+    @property
+    def baseline_rate(self) -> Fraction | None:
+        return Fraction(self.baseline_passes, self.baseline_runs) if self.baseline_runs else None
+
+    @property
+    def rate(self) -> Fraction | None:
+        return Fraction(self.passes, self.runs) if self.runs else None
+
+    @property
+    def delta(self) -> Fraction | None:
+        if self.rate is None or self.baseline_rate is None:
+            return None
+        return self.rate - self.baseline_rate
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """95% Wilson interval of the current pass rate."""
+        return stats.wilson_interval(self.passes, self.runs) if self.runs else None
+
+    @property
+    def tokens_delta(self) -> float | None:
+        return _diff(self.tokens, self.baseline_tokens)
+
+    @property
+    def wall_delta(self) -> float | None:
+        return _diff(self.wall_seconds, self.baseline_wall_seconds)
+
+    @property
+    def fails_gate(self) -> bool:
+        return self.gated and self.status in FAILING_STATUSES
+
+
+def _diff(current: float | None, base: float | None) -> float | None:
+    return None if current is None or base is None else current - base
+
+
+@dataclass(frozen=True)
+class Verdict:
+    tasks: tuple[TaskVerdict, ...]
+    k: int
+    agent: str | None = None  # of the results
+    baseline_agent: str | None = None
+    calibration: tuple = ()  # calibration.CalibrationWarning, reported alongside
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def failed(self) -> tuple[TaskVerdict, ...]:
+        return tuple(t for t in self.tasks if t.fails_gate)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failed
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.passed else 1
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """status -> number of tasks, in STATUSES order, statuses with no task left out."""
+        found = Counter(t.status for t in self.tasks)
+        return {s: found[s] for s in STATUSES if found[s]}
+
+
+# --- classification ---------------------------------------------------------------------------
+
+
+def classify(
+    task: str,
+    entry: BaselineEntry | None,
+    state: TaskState | None,
+    result: TaskResult | None,
+) -> TaskVerdict:
+    """The status of one task. entry: its baseline entry; state: its folder in tasks/ (None when
+    there is none); result: its results (None when there are none)."""
+    base = {}
+    if entry is not None:
+        base = {"baseline_passes": entry.passes, "baseline_runs": entry.runs,
+                "baseline_tokens": entry.avg_tokens,
+                "baseline_wall_seconds": entry.avg_wall_seconds}
+    current = {}
+    if result is not None:
+        s = result.summary
+        current = {"passes": s.passes, "runs": s.runs, "errors": s.errors,
+                   "requested": s.requested, "tokens": s.mean_tokens,
+                   "wall_seconds": s.mean_wall_seconds}
+    aspirational = bool(state and state.aspirational) or bool(entry and entry.aspirational)
+    gated = entry is not None and not aspirational
+    notes = []
+    if state is None and result is not None:
+        notes.append("not in tasks/")
+
+    def verdict(status: str, *extra: str) -> TaskVerdict:
+        return TaskVerdict(task=task, status=status, gated=gated,
+                           note="; ".join([*notes, *extra]), **base, **current)
+
+    if entry is None:
+        if state is not None and state.aspirational:
+            return verdict("aspirational", "aspirational (metadata), no baseline")
+        return verdict("new", "no baseline" + ("" if result else ", no results"))
+    changed = _changed_prompt(entry, state, result)
+    if changed:
+        return verdict("prompt-changed", changed)
+    if result is None:
+        if state is None:
+            return verdict("missing", "baseline entry, but no task folder and no results")
+        if aspirational:
+            return verdict("aspirational", _why_aspirational(state, entry), "no results")
+        return verdict("inconclusive", "no results")
+    summary = result.summary
+    error_note = f"{summary.errors} errored run(s)" if summary.errors else ""
+    if aspirational:
+        return verdict("aspirational", _why_aspirational(state, entry), *filter(None, [error_note]))
+    if summary.runs == 0 or summary.inconclusive:
+        return verdict("inconclusive",
+                       f"{summary.runs} valid run(s) of {summary.requested}",
+                       *filter(None, [error_note]))
+    status = rate_status(entry.pass_rate, summary.passes, summary.runs)
+    return verdict(status, *filter(None, [error_note]))
+
+
+def _why_aspirational(state: TaskState | None, entry: BaselineEntry) -> str:
+    if state is not None and state.aspirational:
+        return "aspirational (metadata)"
+    return f"aspirational (recorded below {float(RECORD_THRESHOLD):.2f})"
+
+
+def _changed_prompt(entry: BaselineEntry, state: TaskState | None,
+                    result: TaskResult | None) -> str:
+    if state is not None and state.prompt_hash and state.prompt_hash != entry.prompt_hash:
+        return (f"prompt.md changed since the baseline ({_short(entry.prompt_hash)} -> "
+                f"{_short(state.prompt_hash)}); frozen wording: add a new task instead")
+    if result is not None:
+        other = sorted(h for h in result.prompt_hashes if h != entry.prompt_hash)
+        if other:
+            return (f"results were run with another prompt ({_short(other[0])}) than the "
+                    f"baseline's ({_short(entry.prompt_hash)})")
+    return ""
+
+
+def _short(prompt_hash: str) -> str:
+    return prompt_hash[: len("sha256:") + 12]
+
+
+def compare(
+    baseline: Baseline,
+    tasks: Mapping[str, TaskState],
+    results: Mapping[str, TaskResult],
+    *,
+    k: int,
+    agent: str | None = None,
+    calibration: tuple = (),
+    notes: tuple[str, ...] = (),
+) -> Verdict:
+    """Every task that has a baseline entry, a folder in tasks/ or results, classified; renamed
+    tasks (a new task and a missing entry sharing the number or the prompt) are marked on both."""
+    ids = sorted(set(baseline.entries) | set(tasks) | set(results))
+    verdicts = {
+        task: classify(task, baseline.entries.get(task), tasks.get(task), results.get(task))
+        for task in ids
+    }
+    for old, new in _renames(baseline, tasks, verdicts):
+        verdicts[old] = _with_note(verdicts[old], f"renamed to {new}?")
+        verdicts[new] = _with_note(verdicts[new], f"renamed from {old}? its baseline is not "
+                                   "carried over")
+    return Verdict(
+        tasks=tuple(verdicts[t] for t in ids),
+        k=k,
+        agent=agent,
+        baseline_agent=baseline.agent,
+        calibration=tuple(calibration),
+        notes=tuple(notes),
+    )
+
+
+def _renames(baseline: Baseline, tasks: Mapping[str, TaskState],
+             verdicts: Mapping[str, TaskVerdict]) -> list[tuple[str, str]]:
+    gone = [t for t, v in verdicts.items() if v.status == "missing"]
+    added = [t for t, v in verdicts.items() if t in tasks and t not in baseline.entries]
+    pairs = []
+    for old in gone:
+        entry = baseline.entries[old]
+        number = _number(old)
+        for new in added:
+            state = tasks[new]
+            if (number is not None and state.number == number) or (
+                state.prompt_hash and state.prompt_hash == entry.prompt_hash
+            ):
+                pairs.append((old, new))
+                added.remove(new)
+                break
+    return pairs
+
+
+def _number(task_id: str) -> int | None:
+    parts = task_id.split("-")
+    return int(parts[1]) if len(parts) > 2 and parts[1].isdigit() else None
+
+
+def _with_note(verdict: TaskVerdict, text: str) -> TaskVerdict:
+    from dataclasses import replace
+
+    note = f"{verdict.note}; {text}" if verdict.note else text
+    return replace(verdict, note=note)

@@ -1,0 +1,240 @@
+"""The gate rule and task classification (pure): exact boundaries, every status, renames."""
+
+from __future__ import annotations
+
+from fractions import Fraction as F
+
+import pytest
+
+from ci_eval import gate
+from ci_eval.baseline import Baseline, BaselineEntry
+from ci_eval.errors import UserError
+from ci_eval.summary import summarize
+
+HASH_A = "sha256:" + "a" * 64
+HASH_B = "sha256:" + "b" * 64
+
+
+def records(task: str, outcomes: str, agent: str = "ref", prompt_hash: str = HASH_A) -> list:
+    """outcomes: one letter per run: p(ass) f(ail) t(imeout) e(rror)."""
+    status = {"p": "pass", "f": "fail", "t": "timeout", "e": "error"}
+    return [
+        {"run": i, "task": task, "status": status[c], "passed": c == "p", "agent": agent,
+         "prompt_hash": prompt_hash, "tokens": 100, "wall_seconds": 2.0}
+        for i, c in enumerate(outcomes, start=1)
+    ]
+
+
+def result(task: str, outcomes: str, k: int | None = None, **kw) -> gate.TaskResult:
+    recs = records(task, outcomes, **kw)
+    hashes = frozenset(r["prompt_hash"] for r in recs)
+    return gate.TaskResult(summarize(task, recs, k), hashes)
+
+
+def entry(task: str, passes: int, runs: int, **kw) -> BaselineEntry:
+    kw.setdefault("prompt_hash", HASH_A)
+    return BaselineEntry(task=task, passes=passes, runs=runs, recorded="2026-01-01", **kw)
+
+
+def state(task: str, **kw) -> gate.TaskState:
+    kw.setdefault("prompt_hash", HASH_A)
+    return gate.TaskState(task=task, number=int(task.split("-")[1]), **kw)
+
+
+# --- the rule at its edges ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("baseline", "current", "regressed"),
+    [
+        (F(4, 5), F(2, 5), True),  # 0.80 -> 0.40
+        (F(4, 5), F(3, 5), False),  # 0.80 -> 0.60
+        (F(4, 5), F(1, 2), False),  # a drop of exactly 0.30
+        (F(8, 10), F(5, 10), False),  # 10-run rates, exactly 0.30
+        (F(8, 10), F(4, 10), True),
+        (F(9, 10), F(3, 5), False),  # 0.9 - 0.6 > 0.3 in floats; exactly 0.30 in fractions
+        (F(7, 10), F(2, 5), False),
+        (F(1), F(7, 10), False),
+        (F(1), F(69, 100), True),
+        (F(4, 5), F(49, 100), True),
+    ],
+)
+def test_regression_rule_edges(baseline, current, regressed):
+    assert gate.is_regression(baseline, current) is regressed
+    assert (gate.rate_status(baseline, current.numerator, current.denominator) == "regressed") \
+        is regressed
+
+
+def test_float_arithmetic_would_get_the_edge_wrong():
+    assert 0.9 - 0.6 > 0.3  # why the gate never uses floats
+    assert not gate.is_regression(F(9, 10), F(6, 10))
+
+
+@pytest.mark.parametrize(
+    ("baseline", "passes", "runs", "status"),
+    [
+        (F(3, 5), 5, 5, "improved"),  # +0.40
+        (F(3, 5), 9, 10, "unchanged"),  # +0.30 exactly
+        (F(3, 5), 3, 5, "unchanged"),
+        (F(4, 5), 1, 5, "regressed"),
+    ],
+)
+def test_rate_status(baseline, passes, runs, status):
+    assert gate.rate_status(baseline, passes, runs) == status
+
+
+def test_record_threshold_is_exact():
+    assert gate.meets_record_threshold(F(3, 5))
+    assert gate.meets_record_threshold(F(12, 20))
+    assert not gate.meets_record_threshold(F(59, 100))
+    assert not gate.meets_record_threshold(F(11, 20))
+
+
+# --- classification -----------------------------------------------------------------------------
+
+
+def test_regressed_task_fails_the_gate():
+    v = gate.classify("task-001-a", entry("task-001-a", 4, 5), state("task-001-a"),
+                      result("task-001-a", "ppfff"))
+    assert v.status == "regressed" and v.fails_gate
+    assert v.delta == F(-2, 5) and v.rate == F(2, 5) and v.baseline_rate == F(4, 5)
+    low, high = v.interval
+    assert 0 < low < 0.4 < high < 1
+
+
+def test_drop_of_exactly_030_is_unchanged():
+    v = gate.classify("task-001-a", entry("task-001-a", 8, 10), state("task-001-a"),
+                      result("task-001-a", "pppppfffff"))
+    assert v.status == "unchanged" and not v.fails_gate
+
+
+@pytest.mark.parametrize("where", ["metadata", "entry"])
+def test_aspirational_never_gates(where):
+    e = entry("task-001-a", 5, 5, aspirational=where == "entry")
+    s = state("task-001-a", aspirational=where == "metadata")
+    for outcomes in ("fffff", "eeeee", "ppppp"):
+        v = gate.classify("task-001-a", e, s, result("task-001-a", outcomes, k=5))
+        assert v.status == "aspirational" and not v.gated and not v.fails_gate
+    v = gate.classify("task-001-a", e, s, None)
+    assert v.status == "aspirational" and not v.fails_gate
+
+
+def test_aspirational_metadata_without_entry():
+    v = gate.classify("task-001-a", None, state("task-001-a", aspirational=True),
+                      result("task-001-a", "ff"))
+    assert v.status == "aspirational"
+
+
+def test_task_without_baseline_is_new():
+    v = gate.classify("task-002-b", None, state("task-002-b"), result("task-002-b", "fffff"))
+    assert v.status == "new" and not v.fails_gate and v.baseline_rate is None and v.delta is None
+
+
+def test_entry_without_task_or_results_is_missing():
+    v = gate.classify("task-003-c", entry("task-003-c", 5, 5), None, None)
+    assert v.status == "missing" and not v.fails_gate
+
+
+def test_gated_task_without_results_is_inconclusive():
+    v = gate.classify("task-003-c", entry("task-003-c", 5, 5), state("task-003-c"), None)
+    assert v.status == "inconclusive" and v.fails_gate and "no results" in v.note
+
+
+def test_errors_make_a_gated_task_inconclusive():
+    v = gate.classify("task-001-a", entry("task-001-a", 5, 5), state("task-001-a"),
+                      result("task-001-a", "ppppe"))
+    assert v.status == "inconclusive" and v.fails_gate
+    assert "4 valid run(s) of 5" in v.note and v.errors == 1
+
+
+def test_fewer_runs_than_k_is_inconclusive():
+    v = gate.classify("task-001-a", entry("task-001-a", 5, 5), state("task-001-a"),
+                      result("task-001-a", "ppp", k=5))
+    assert v.status == "inconclusive"
+
+
+def test_changed_prompt_fails():
+    v = gate.classify("task-001-a", entry("task-001-a", 5, 5),
+                      state("task-001-a", prompt_hash=HASH_B), result("task-001-a", "ppppp"))
+    assert v.status == "prompt-changed" and v.fails_gate and "prompt.md changed" in v.note
+
+
+def test_results_run_with_another_prompt_fail():
+    v = gate.classify("task-001-a", entry("task-001-a", 5, 5), state("task-001-a"),
+                      result("task-001-a", "ppppp", prompt_hash=HASH_B))
+    assert v.status == "prompt-changed" and v.fails_gate
+
+
+def test_prompt_change_on_aspirational_task_is_shown_not_gated():
+    v = gate.classify("task-001-a", entry("task-001-a", 1, 5, aspirational=True),
+                      state("task-001-a", prompt_hash=HASH_B), result("task-001-a", "ppppp"))
+    assert v.status == "prompt-changed" and not v.fails_gate
+
+
+def test_tokens_and_wall_deltas():
+    e = entry("task-001-a", 5, 5, avg_tokens=80.0, avg_wall_seconds=4.0)
+    v = gate.classify("task-001-a", e, state("task-001-a"), result("task-001-a", "ppppp"))
+    assert v.tokens_delta == 20.0 and v.wall_delta == -2.0
+
+
+# --- compare ------------------------------------------------------------------------------------
+
+
+def test_compare_marks_renames_and_counts():
+    baseline = Baseline("ref", {
+        "task-001-a": entry("task-001-a", 4, 5),
+        "task-002-old-name": entry("task-002-old-name", 5, 5, prompt_hash=HASH_B),
+        "task-009-gone": entry("task-009-gone", 5, 5),
+    })
+    tasks = {"task-001-a": state("task-001-a"), "task-002-new-name": state("task-002-new-name")}
+    results = {"task-001-a": result("task-001-a", "ppppp"),
+               "task-002-new-name": result("task-002-new-name", "ppppp")}
+    verdict = gate.compare(baseline, tasks, results, k=5, agent="ref")
+    by = {t.task: t for t in verdict.tasks}
+    assert by["task-002-new-name"].status == "new"
+    assert "renamed from task-002-old-name" in by["task-002-new-name"].note
+    assert by["task-002-old-name"].status == "missing"
+    assert "renamed to task-002-new-name" in by["task-002-old-name"].note
+    assert by["task-009-gone"].status == "missing" and "renamed" not in by["task-009-gone"].note
+    assert verdict.counts == {"new": 1, "missing": 2, "unchanged": 1}
+    assert verdict.passed and verdict.exit_code == 0
+
+
+def test_rename_detected_by_prompt_hash():
+    baseline = Baseline("ref", {"task-004-x": entry("task-004-x", 5, 5, prompt_hash=HASH_B)})
+    tasks = {"task-010-y": state("task-010-y", prompt_hash=HASH_B)}
+    verdict = gate.compare(baseline, tasks, {}, k=5)
+    notes = {t.task: t.note for t in verdict.tasks}
+    assert "renamed from task-004-x" in notes["task-010-y"]
+
+
+def test_verdict_fails_on_any_gated_failure():
+    baseline = Baseline("ref", {"task-001-a": entry("task-001-a", 5, 5),
+                                "task-002-b": entry("task-002-b", 5, 5)})
+    tasks = {"task-001-a": state("task-001-a"), "task-002-b": state("task-002-b")}
+    results = {"task-001-a": result("task-001-a", "ppppp"),
+               "task-002-b": result("task-002-b", "fffff")}
+    verdict = gate.compare(baseline, tasks, results, k=5)
+    assert not verdict.passed and verdict.exit_code == 1
+    assert [t.task for t in verdict.failed] == ["task-002-b"]
+    assert list(verdict.counts) == ["regressed", "unchanged"]
+
+
+# --- k and agents -------------------------------------------------------------------------------
+
+
+def test_default_k():
+    assert gate.default_k([5, 5, 5, 10, 20]) == 5  # confirmation runs do not raise k
+    assert gate.default_k([5, 10]) == 5
+    assert gate.default_k([3, 5, 5]) == 5  # a crashed task stays short -> inconclusive
+    assert gate.default_k([]) == 1
+
+
+def test_check_agents():
+    assert gate.check_agents("ref", ["ref", "ref"], allow_mismatch=False) == "ref"
+    assert gate.check_agents(None, ["x"], allow_mismatch=False) == "x"
+    assert gate.check_agents("ref", ["x"], allow_mismatch=True) == "x"
+    with pytest.raises(UserError, match="recorded with agent 'x' but the baseline with 'ref'"):
+        gate.check_agents("ref", ["x"], allow_mismatch=False, results_path="results")
+    with pytest.raises(UserError, match="mix agents"):
+        gate.check_agents("ref", ["ref", "x"], allow_mismatch=True)
