@@ -132,4 +132,5 @@ def test_run_tests_requires_each_named_test_to_pass(tmp_path, monkeypatch):
     # pytest summarizes a skip by location, not node id: it counts as not run, i.e. not passed
     assert "test_skipped NOT RUN (fail_to_pass)" in result.reason
     assert "test_bad FAILED (pass_to_pass)" in result.reason
-    assert "NOT RUN" in run_tests(pass_to_pass=["tests/test_a.py::test_nope"]).reason
+    missing = run_tests(pass_to_pass=["tests/test_a.py::test_nope"])
+    assert not missing.ok and "no evidence the tests ran" in missing.reason
