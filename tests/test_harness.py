@@ -280,6 +280,7 @@ def test_existing_results_need_resume_or_fresh(tmp_path):
     (["report", "--results", "nowhere"], "nowhere: results folder not found"),
     (["report", "--format", "yaml"], "invalid choice: 'yaml'"),
     (["verify", "nope"], "unknown task 'nope'"),
+    (["run", "--confirm-against", "missing.json"], "missing.json"),
 ])
 def test_bad_cli_values_exit_2_with_one_line(tmp_path, args, message):
     write_task(tmp_path)
@@ -329,3 +330,31 @@ def test_verify_flags_negative_that_passes_and_nondeterministic_checks(tmp_path)
     assert proc.returncode == 1
     assert "negatives/actually-right.sh: checks pass, expected fail" in proc.stdout
     assert "nondeterministic checks" in proc.stdout
+
+
+def test_confirm_against_reruns_a_breaching_task_in_stages(tmp_path):
+    repo = tmp_path / "repo"
+    write_task(repo)
+    write_task(repo, "task-002-steady")
+    from ci_eval.tasks import load_tasks
+
+    hashes = {t.id: t.prompt_hash for t in load_tasks(repo)}
+    entry = {"passes": 5, "runs": 5, "pass_rate": 1.0, "avg_tokens": None,
+             "avg_wall_seconds": None, "recorded": "2026-11-01", "aspirational": False}
+    baseline = {"schema_version": 1, "agent": "cmd:bash " + str(tmp_path / "agent.sh"),
+                "tasks": {tid: {**entry, "prompt_hash": h,
+                                "snapshots": [{"recorded": "2026-11-01", "passes": 5, "runs": 5}]}
+                          for tid, h in hashes.items()}}
+    (repo / "baseline.json").write_text(json.dumps(baseline))
+    agent = tmp_path / "agent.sh"  # task-001 fails its runs 1 and 2; task-002 always passes
+    agent.write_text('case "$CI_EVAL_TASK_ID-$CI_EVAL_RUN" in task-001-greet-[12]) ;; '
+                     '*) echo hello > greet.txt ;; esac\n')
+    proc = cli("run", "-k", "5", "-j", "4", "--agent-cmd", f"bash {agent}",
+               "--confirm-against", "baseline.json", "--confirm-stages", "5,10,15", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    breached = read_lines(repo / "results" / "task-001-greet.jsonl")
+    steady = read_lines(repo / "results" / "task-002-steady.jsonl")
+    # 3/5 breaches 1.0 - 0.30; 8/10 is too close to call; 13/15 is the last stage
+    assert sorted(r["run"] for r in breached) == list(range(1, 16))
+    assert len(steady) == 5  # 5/5 is clear of the line
+    assert "confirming with 10 runs" in proc.stderr and "confirming with 15 runs" in proc.stderr

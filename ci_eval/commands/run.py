@@ -95,7 +95,7 @@ def run(args) -> int:
     if not tasks:
         raise UserError("no tasks to run", path=root / "tasks")
     out_dir = root / args.out
-    more_runs = _confirmation_hook(args, root, k=args.k) if args.confirm_against else None
+    more_runs = _confirmation_hook(args, root) if args.confirm_against else None
 
     recorded = [t.id for t in tasks if results.results_path(out_dir, t.id).exists()]
     if recorded and args.fresh:
@@ -127,10 +127,23 @@ def run(args) -> int:
     return EXIT_FAILED if any(s.inconclusive for s in summaries) else EXIT_OK
 
 
-def _confirmation_hook(args, root, k: int):
-    """Extra runs for a task that breaches the gate after its k runs (see ci_eval.confirmation)."""
-    from pathlib import Path
+def _confirmation_hook(args, root):
+    """Extra runs for a gated task whose pooled runs breach (or nearly breach) the gate."""
+    from ci_eval.baseline import load_baseline
+    from ci_eval.confirmation import DEFAULT_STAGES, parse_stages, runs_to_add
+    from ci_eval.summary import VALID_STATUSES
 
-    from ci_eval.confirmation_hook import make_hook
+    baseline = load_baseline(root / args.confirm_against)
+    stages = parse_stages(args.confirm_stages) if args.confirm_stages else DEFAULT_STAGES
 
-    return make_hook(Path(args.confirm_against), args.confirm_stages, k)
+    def more_runs(task, records: list[dict]) -> int:
+        entry = baseline.entries.get(task.id)
+        if entry is None or entry.aspirational or task.aspirational:
+            return 0
+        if entry.prompt_hash != task.prompt_hash:
+            return 0  # the verdict is prompt-changed whatever the runs say
+        valid = [r for r in records if r["status"] in VALID_STATUSES]
+        passes = sum(1 for r in valid if r["status"] == "pass")
+        return runs_to_add(entry.pass_rate, passes, len(valid), stages)
+
+    return more_runs
