@@ -1,0 +1,261 @@
+"""Render a gate Verdict: terminal table, markdown (the PR comment), JSON, JUnit XML.
+
+The markdown starts with COMMENT_MARKER (the GitHub layer finds its sticky comment by it), then
+the verdict line, a table of only the tasks whose status is not "unchanged", the full table in
+<details>, calibration warnings and a footer (agent, k, commit). It never exceeds
+MAX_COMMENT_CHARS: rows are left out from the end of the full table first, then of the changed
+table, and an explicit note says how many.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+from ci_eval.gate import REGRESSION_DROP, TaskVerdict, Verdict
+
+COMMENT_MARKER = "<!-- ci-eval-report -->"
+MAX_COMMENT_CHARS = 65_536
+FORMATS = ("table", "markdown", "json", "junit")
+COLUMNS = ("Task", "Status", "Baseline", "Current", "Δ", "Evidence (95% CI)", "Tokens Δ",
+           "Wall Δ", "Note")
+
+
+def render(verdict: Verdict, fmt: str, *, commit: str | None = None) -> str:
+    if fmt == "table":
+        return render_table(verdict, commit=commit)
+    if fmt == "markdown":
+        return render_markdown(verdict, commit=commit)
+    if fmt == "json":
+        return render_json(verdict, commit=commit)
+    if fmt == "junit":
+        return render_junit(verdict)
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+# --- cells ------------------------------------------------------------------------------------
+
+
+def fmt_rate(passes: int | None, runs: int | None) -> str:
+    if not runs:
+        return "—"
+    return f"{float(Fraction(passes, runs)):.2f} ({passes}/{runs})"
+
+
+def fmt_delta(delta: Fraction | None) -> str:
+    if delta is None:
+        return "—"
+    return f"{'+' if delta > 0 else '-' if delta < 0 else '±'}{abs(float(delta)):.2f}"
+
+
+def fmt_evidence(t: TaskVerdict) -> str:
+    if not t.runs:
+        return f"0 valid runs, {t.errors} error(s)" if t.errors else "no runs"
+    low, high = t.interval
+    text = f"{t.passes}/{t.runs} pass, {low:.2f}–{high:.2f}"
+    if t.errors:
+        text += f", {t.errors} error(s)"
+    return text
+
+
+def fmt_change(delta: float | None, base: float | None, unit: str = "") -> str:
+    """+1.2k (+15%) for tokens, +3.1s (+8%) for seconds; — when either side is unknown."""
+    if delta is None:
+        return "—"
+    sign = "+" if delta > 0 else "-" if delta < 0 else "±"
+    size = abs(delta)
+    if unit:
+        amount = f"{size:.1f}{unit}"
+    else:
+        amount = f"{size / 1000:.1f}k" if size >= 1000 else f"{size:.0f}"
+    text = f"{sign}{amount}"
+    if base:
+        text += f" ({sign}{size / base * 100:.0f}%)"
+    return text
+
+
+def row(t: TaskVerdict) -> list[str]:
+    return [
+        t.task,
+        t.status,
+        fmt_rate(t.baseline_passes, t.baseline_runs),
+        fmt_rate(t.passes, t.runs),
+        fmt_delta(t.delta),
+        fmt_evidence(t),
+        fmt_change(t.tokens_delta, t.baseline_tokens),
+        fmt_change(t.wall_delta, t.baseline_wall_seconds, "s"),
+        t.note,
+    ]
+
+
+def verdict_line(verdict: Verdict, *, emoji: bool = True) -> str:
+    counts = " · ".join(f"{n} {status}" for status, n in verdict.counts.items()) or "no tasks"
+    failed = len(verdict.failed)
+    if verdict.passed:
+        head = "no regressions"
+        mark = "✅"
+    else:
+        head = f"{failed} of {len(verdict.tasks)} task(s) fail the gate"
+        mark = "❌"
+    text = f"ci-eval: {head} — {counts}"
+    return f"{mark} {text}" if emoji else ("PASS " if verdict.passed else "FAIL ") + text
+
+
+def footer_items(verdict: Verdict, commit: str | None) -> list[str]:
+    items = [f"agent {verdict.agent or 'unknown'}"]
+    if verdict.baseline_agent and verdict.baseline_agent != verdict.agent:
+        items.append(f"baseline agent {verdict.baseline_agent}")
+    items.append(f"k={verdict.k}")
+    items.append(f"commit {commit[:12]}" if commit else "commit unknown")
+    items.append(f"regression = drop of more than {float(REGRESSION_DROP):.2f} (exact)")
+    return items
+
+
+# --- table ------------------------------------------------------------------------------------
+
+
+def render_table(verdict: Verdict, *, commit: str | None = None) -> str:
+    from tabulate import tabulate
+
+    lines = [verdict_line(verdict, emoji=False), *verdict.notes, ""]
+    if verdict.tasks:
+        lines.append(tabulate([row(t) for t in verdict.tasks], headers=COLUMNS,
+                              tablefmt="simple", disable_numparse=True))
+    if verdict.calibration:
+        lines += ["", "Calibration warnings:"]
+        lines += [f"  {w.message}" for w in verdict.calibration]
+    lines += ["", " · ".join(footer_items(verdict, commit))]
+    return "\n".join(lines) + "\n"
+
+
+# --- markdown ---------------------------------------------------------------------------------
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _md_row(cells: list[str]) -> str:
+    return "| " + " | ".join(_md_cell(c) for c in cells) + " |\n"
+
+
+def _md_header() -> str:
+    return _md_row(list(COLUMNS)) + "|" + "|".join(["---"] * len(COLUMNS)) + "|\n"
+
+
+def render_markdown(verdict: Verdict, *, commit: str | None = None,
+                    limit: int = MAX_COMMENT_CHARS) -> str:
+    changed = [_md_row(row(t)) for t in verdict.tasks if t.status != "unchanged"]
+    full = [_md_row(row(t)) for t in verdict.tasks]
+    head = f"{COMMENT_MARKER}\n### {verdict_line(verdict)}\n\n"
+    head += "".join(f"> {_md_cell(note)}\n" for note in verdict.notes)
+    head += "\n" if verdict.notes else ""
+    tail = ""
+    if verdict.calibration:
+        tail += "\n#### Calibration warnings\n\n"
+        tail += "".join(f"- ⚠️ {_md_cell(w.message)}\n" for w in verdict.calibration)
+    tail += "\n---\n<sub>" + " · ".join(_md_cell(i) for i in footer_items(verdict, commit))
+    tail += "</sub>\n"
+
+    def assemble(n_changed: int, n_full: int) -> str:
+        out = head
+        if changed:
+            out += "#### Tasks whose status is not unchanged\n\n" + _md_header()
+            out += "".join(changed[:n_changed])
+        else:
+            out += "No task changed status.\n"
+        out += (f"\n<details><summary>All {len(full)} tasks</summary>\n\n" + _md_header()
+                + "".join(full[:n_full]) + "\n</details>\n")
+        omitted = (len(changed) - n_changed) + (len(full) - n_full)
+        if omitted:
+            out += (f"\n> ⚠️ Truncated: {omitted} table row(s) left out to stay under GitHub's "
+                    f"{limit:,}-character comment limit; the JSON report has every task.\n")
+        return out + tail
+
+    n_changed, n_full = len(changed), len(full)
+    text = assemble(n_changed, n_full)
+    while len(text) > limit and (n_full or n_changed):
+        excess = len(text) - limit
+        while excess > 0 and n_full:
+            n_full -= 1
+            excess -= len(full[n_full])
+        while excess > 0 and n_changed and not n_full:
+            n_changed -= 1
+            excess -= len(changed[n_changed])
+        text = assemble(n_changed, n_full)
+    if len(text) > limit:  # notes or warnings alone are too long: cut, and say so
+        note = "\n\n> ⚠️ Truncated at the comment limit.\n"
+        text = text[: limit - len(note)] + note
+    return text
+
+
+# --- json -------------------------------------------------------------------------------------
+
+
+def task_json(t: TaskVerdict) -> dict:
+    return {
+        "task": t.task,
+        "status": t.status,
+        "gated": t.gated,
+        "fails_gate": t.fails_gate,
+        "baseline": None if not t.baseline_runs else {
+            "passes": t.baseline_passes, "runs": t.baseline_runs,
+            "pass_rate": float(t.baseline_rate)},
+        "current": None if t.runs is None else {
+            "passes": t.passes, "runs": t.runs, "errors": t.errors, "requested": t.requested,
+            "pass_rate": None if t.rate is None else float(t.rate),
+            "interval_95": list(t.interval) if t.interval else None},
+        "delta": None if t.delta is None else float(t.delta),
+        "tokens": {"baseline": t.baseline_tokens, "current": t.tokens, "delta": t.tokens_delta},
+        "wall_seconds": {"baseline": t.baseline_wall_seconds, "current": t.wall_seconds,
+                         "delta": t.wall_delta},
+        "note": t.note,
+    }
+
+
+def render_json(verdict: Verdict, *, commit: str | None = None) -> str:
+    data = {
+        "passed": verdict.passed,
+        "exit_code": verdict.exit_code,
+        "verdict": verdict_line(verdict, emoji=False),
+        "counts": verdict.counts,
+        "agent": verdict.agent,
+        "baseline_agent": verdict.baseline_agent,
+        "k": verdict.k,
+        "commit": commit,
+        "rule": {"regression_drop": str(REGRESSION_DROP), "strict": True},
+        "notes": list(verdict.notes),
+        "tasks": [task_json(t) for t in verdict.tasks],
+        "calibration": [w.to_json() for w in verdict.calibration],
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+# --- junit ------------------------------------------------------------------------------------
+
+
+def render_junit(verdict: Verdict) -> str:
+    import xml.etree.ElementTree as ET
+
+    skipped_statuses = {"aspirational", "missing"}
+    suite = ET.Element("testsuite", {
+        "name": "ci-eval gate",
+        "tests": str(len(verdict.tasks)),
+        "failures": str(len(verdict.failed)),
+        "errors": "0",
+        "skipped": str(sum(1 for t in verdict.tasks if t.status in skipped_statuses)),
+    })
+    for t in verdict.tasks:
+        case = ET.SubElement(suite, "testcase", {"classname": "ci-eval", "name": t.task})
+        summary = (f"{t.status}: baseline {fmt_rate(t.baseline_passes, t.baseline_runs)}, "
+                   f"current {fmt_rate(t.passes, t.runs)}, delta {fmt_delta(t.delta)}, "
+                   f"evidence {fmt_evidence(t)}" + (f"; {t.note}" if t.note else ""))
+        if t.fails_gate:
+            ET.SubElement(case, "failure", {"message": summary, "type": t.status}).text = summary
+        elif t.status in skipped_statuses:
+            ET.SubElement(case, "skipped", {"message": summary})
+        ET.SubElement(case, "system-out").text = summary
+    root = ET.Element("testsuites")
+    root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
