@@ -1,0 +1,98 @@
+"""`ci-eval compare`: results against baseline.json -> per-task statuses and the gate's exit code."""
+
+from __future__ import annotations
+
+import argparse
+
+from ci_eval.main import add_root_argument
+
+FORMATS = ("table", "markdown", "json", "junit")
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "compare",
+        help="compare results with baseline.json and gate on regressions",
+        description="Per task: baseline rate, current passes/runs and rate, delta, 95%% "
+        "interval and a status (regressed, improved, unchanged, new, missing, aspirational, "
+        "inconclusive, prompt-changed). A task regresses when its pass rate over all its runs "
+        "drops MORE than 0.30 below its baseline (exact fractions). Exit 1 when a gated task "
+        "regressed, is inconclusive or has a changed prompt; 0 otherwise; 2 on bad input.",
+    )
+    add_root_argument(parser)
+    parser.add_argument("--results", default="results", metavar="DIR",
+                        help="results folder, relative to --root (default results/)")
+    parser.add_argument("--baseline", metavar="FILE",
+                        help="baseline file, relative to --root (default baseline.json)")
+    parser.add_argument("--format", choices=FORMATS, default="table",
+                        help="table (terminal), markdown (PR comment), json, junit")
+    parser.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
+    parser.add_argument("-k", type=int, default=None, metavar="N",
+                        help="runs asked per task; a task with fewer valid runs is inconclusive "
+                        "(default: the most common number of runs recorded per task)")
+    parser.add_argument("--allow-agent-mismatch", action="store_true",
+                        help="compare results recorded with another agent than the baseline's")
+    parser.add_argument("--commit", metavar="SHA",
+                        help="commit shown in the report footer (default: $GITHUB_SHA)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+    import sys
+    from pathlib import Path
+
+    from ci_eval import calibration, gate, results
+    from ci_eval.baseline import baseline_path, load_baseline
+    from ci_eval.errors import UserError
+    from ci_eval.output import emit
+    from ci_eval.render_compare import render, verdict_line
+    from ci_eval.summary import summarize
+    from ci_eval.tasks import load_tasks
+
+    if args.k is not None and args.k < 1:
+        raise UserError(f"expected a whole number >= 1, got {args.k}", field="-k")
+    root = Path(args.root)
+    results_dir = root / args.results
+    loaded = results.load_results(results_dir)
+    if not loaded:
+        raise UserError("no *.jsonl results in the folder", path=results_dir, field="--results")
+    baseline = load_baseline(baseline_path(root, args.baseline))
+    tasks = load_tasks(root)
+
+    k = args.k or gate.default_k(len(records) for records in loaded.values())
+    agent = gate.check_agents(
+        baseline.agent,
+        (r["agent"] for records in loaded.values() for r in records),
+        allow_mismatch=args.allow_agent_mismatch,
+        results_path=results_dir,
+    )
+    notes = ()
+    if agent and baseline.agent and agent != baseline.agent:
+        mismatch = (f"Agent mismatch (allowed): results from {agent!r}, baseline from "
+                    f"{baseline.agent!r}.")
+        notes = (mismatch,)
+    states = {
+        t.id: gate.TaskState(t.id, t.number,
+                             t.prompt_hash if t.prompt_path.is_file() else None, t.aspirational)
+        for t in tasks
+    }
+    task_results = {
+        task: gate.TaskResult(
+            summarize(task, records, k),
+            frozenset(r["prompt_hash"] for r in records if isinstance(r.get("prompt_hash"), str)),
+        )
+        for task, records in loaded.items()
+    }
+    warnings = calibration.check_all(
+        calibration.expected_rates(tasks),
+        {task: [(s.recorded, s.passes, s.runs) for s in entry.history]
+         for task, entry in baseline.entries.items()},
+    )
+    verdict = gate.compare(baseline, states, task_results, k=k, agent=agent,
+                           calibration=tuple(warnings), notes=notes)
+    commit = args.commit or os.environ.get("GITHUB_SHA") or None
+    emit(render(verdict, args.format, commit=commit), args.output)
+    if args.output:
+        print(verdict_line(verdict, emoji=False), file=sys.stderr)
+    return verdict.exit_code
