@@ -13,7 +13,7 @@ def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "compare",
         help="compare results with baseline.json and gate on regressions",
-        description="Per task: baseline rate, current passes/runs and rate, delta, 95%% "
+        description="Per task: baseline rate, current passes/runs and rate, delta, 95% "
         "interval and a status (regressed, improved, unchanged, new, missing, aspirational, "
         "inconclusive, prompt-changed). A task regresses when its pass rate over all its runs "
         "drops MORE than 0.30 below its baseline (exact fractions). Exit 1 when a gated task "
