@@ -71,6 +71,14 @@ def meets_record_threshold(rate: Fraction) -> bool:
     return Fraction(rate) >= RECORD_THRESHOLD
 
 
+def gated_baseline_rate(entry: BaselineEntry | None, *, aspirational: bool = False) -> Fraction | None:
+    """The rate a task is gated against, or None when it is not gated (no entry, an aspirational
+    entry, or `aspirational` in its metadata). What confirmation.runs_to_add takes."""
+    if entry is None or entry.aspirational or aspirational:
+        return None
+    return entry.pass_rate
+
+
 def default_k(run_counts: Iterable[int]) -> int:
     """Runs asked per task when no -k is given: the most common number of recorded runs (ties:
     the smaller, since confirmation only ever adds runs). 1 for no results."""

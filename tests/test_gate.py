@@ -223,6 +223,13 @@ def test_verdict_fails_on_any_gated_failure():
 # --- k and agents -------------------------------------------------------------------------------
 
 
+def test_gated_baseline_rate():
+    assert gate.gated_baseline_rate(entry("task-001-a", 4, 5)) == F(4, 5)
+    assert gate.gated_baseline_rate(entry("task-001-a", 4, 5), aspirational=True) is None
+    assert gate.gated_baseline_rate(entry("task-001-a", 1, 5, aspirational=True)) is None
+    assert gate.gated_baseline_rate(None) is None
+
+
 def test_default_k():
     assert gate.default_k([5, 5, 5, 10, 20]) == 5  # confirmation runs do not raise k
     assert gate.default_k([5, 10]) == 5
