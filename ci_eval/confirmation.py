@@ -73,9 +73,13 @@ def next_step(
     passes: int,
     runs: int,
     stages: tuple[int, ...] = DEFAULT_STAGES,
+    *,
+    recorded_runs: int | None = None,
 ) -> Step:
     """The decision for a gated task with `passes` of `runs` valid runs (pooled over every stage
-    so far). baseline_rate None (no baseline / aspirational) or no valid runs: nothing to add."""
+    so far). baseline_rate None (no baseline / aspirational) or no valid runs: nothing to add.
+    recorded_runs (valid + errored) bounds the staging when runs keep erroring: once it reaches
+    the last stage nothing more is added (the task is inconclusive anyway)."""
     if not stages:
         raise ValueError("stages must not be empty")
     if baseline_rate is None:
@@ -85,7 +89,7 @@ def next_step(
     if not 0 <= passes <= runs:
         raise ValueError(f"passes must be 0..runs, got {passes}/{runs}")
     last = stages[-1]
-    if runs >= last:
+    if runs >= last or (recorded_runs is not None and recorded_runs >= last):
         return Step(0, "last-stage")
     threshold = Fraction(baseline_rate) - REGRESSION_DROP
     rate = Fraction(passes, runs)
@@ -105,10 +109,12 @@ def runs_to_add(
     passes: int,
     runs: int,
     stages: tuple[int, ...] = DEFAULT_STAGES,
+    *,
+    recorded_runs: int | None = None,
 ) -> int:
     """How many more runs the task needs before its verdict; 0 = the verdict is final (apply
     `gate.rate_status(baseline_rate, passes, runs)` to all runs)."""
-    return next_step(baseline_rate, passes, runs, stages).runs_to_add
+    return next_step(baseline_rate, passes, runs, stages, recorded_runs=recorded_runs).runs_to_add
 
 
 def _beyond(gap: Fraction, z: Fraction, runs: int, *, strict: bool) -> bool:

@@ -70,6 +70,12 @@ def test_runs_between_stages_go_to_the_next_stage():
     assert runs_to_add(F(4, 5), 2, 7, (5, 10, 20)) == 3  # errors left 7 valid runs
 
 
+def test_recorded_runs_bound_staging_when_runs_keep_erroring():
+    assert runs_to_add(F(4, 5), 1, 4, (5, 10)) == 1
+    assert runs_to_add(F(4, 5), 1, 4, (5, 10), recorded_runs=9) == 1
+    assert runs_to_add(F(4, 5), 1, 4, (5, 10), recorded_runs=10) == 0
+
+
 def test_nothing_to_add_without_baseline_or_runs():
     assert runs_to_add(None, 0, 5) == 0
     assert runs_to_add(F(4, 5), 0, 0) == 0
