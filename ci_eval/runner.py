@@ -39,6 +39,10 @@ class RunContext:
     write_lock: threading.Lock = field(default_factory=threading.Lock)
     workspaces: WorkspaceFactory | None = None
 
+    # Finished run folders are removed off the critical path, one at a time.
+    cleaner: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(max_workers=1, thread_name_prefix="cleaner"))
+
     def __post_init__(self):
         if self.workspaces is None:
             self.workspaces = WorkspaceFactory(self.runs_base / "templates")
@@ -84,7 +88,7 @@ def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> tuple
         return _finish(record, checks.status, reason, started), retryable
     finally:
         if not ctx.keep:
-            remove_tree(run_dir)
+            ctx.cleaner.submit(remove_tree, run_dir)
 
 
 def _finish(record: dict, status: str, reason: str, started: float) -> dict:
@@ -163,6 +167,7 @@ def run_tasks(tasks: list[Task], k: int, jobs: int, ctx: RunContext, *,
                     progress.run_done(record)
                 if outstanding[task_id] == 0:
                     finished(by_id[task_id])
+    ctx.cleaner.shutdown(wait=True)
     if progress:
         progress.close()
     return records

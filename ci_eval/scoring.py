@@ -1,8 +1,8 @@
 """Scoring a workspace: run the task's pristine checks.py with cwd = workspace.
 
 Exit 0 = pass, 1 = fail (reason from stderr); a crash, any other exit code or a timeout is an
-infrastructure error. checks.py is started from the task folder with `python -I`, so nothing the
-agent wrote into the workspace can replace it or shadow what it imports.
+infrastructure error. checks.py is started from the task folder by _run_checks.py under
+`python -I`, so nothing the agent wrote into the workspace can replace it or shadow its imports.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from ci_eval.process import run_process
 from ci_eval.tasks import Task
 
 REASON_CAP = 1000
+RUN_CHECKS = Path(__file__).with_name("_run_checks.py")
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def run_checks(task: Task, workspace: Path, isolation: Isolation,
     missing = missing_requirements(task, env)
     if missing:
         return CheckOutcome("error", f"requires not met: command not found: {', '.join(missing)}", 0.0)
-    argv = [sys.executable, "-I", "-m", "ci_eval._run_checks", str(task.checks_path.resolve())]
+    argv = [sys.executable, "-I", str(RUN_CHECKS), str(task.checks_path.resolve())]
     result = run_process(checks_argv(isolation, argv), cwd=workspace, env=env,
                          timeout=task.checks_timeout)
     if result.timed_out:
