@@ -131,6 +131,7 @@ def _confirmation_hook(args, root):
     """Extra runs for a gated task whose pooled runs breach (or nearly breach) the gate."""
     from ci_eval.baseline import load_baseline
     from ci_eval.confirmation import DEFAULT_STAGES, parse_stages, runs_to_add
+    from ci_eval.gate import gated_baseline_rate
     from ci_eval.summary import VALID_STATUSES
 
     baseline = load_baseline(root / args.confirm_against)
@@ -138,12 +139,11 @@ def _confirmation_hook(args, root):
 
     def more_runs(task, records: list[dict]) -> int:
         entry = baseline.entries.get(task.id)
-        if entry is None or entry.aspirational or task.aspirational:
-            return 0
-        if entry.prompt_hash != task.prompt_hash:
-            return 0  # the verdict is prompt-changed whatever the runs say
+        rate = gated_baseline_rate(entry, aspirational=task.aspirational) if entry else None
+        if rate is None or entry.prompt_hash != task.prompt_hash:
+            return 0  # not gated, or prompt-changed whatever the runs say
         valid = [r for r in records if r["status"] in VALID_STATUSES]
         passes = sum(1 for r in valid if r["status"] == "pass")
-        return runs_to_add(entry.pass_rate, passes, len(valid), stages)
+        return runs_to_add(rate, passes, len(valid), stages, recorded_runs=len(records))
 
     return more_runs
