@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-
-import statistics
 
 from ci_eval import isolation, results
 from ci_eval.config import builtin_agent, inline_agent

@@ -59,6 +59,33 @@ def add_root_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_tasks_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("tasks", nargs="*", metavar="TASK",
+                        help="task id, task-NNN or NNN (default: all)")
+
+
+def positive_int(text: str) -> int:
+    """argparse type: a whole number >= 1 (for -k, -j and the like)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type: a number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {text}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.main import add_root_argument
+from ci_eval.main import add_root_argument, positive_int
 
 
 def add_parser(subparsers) -> None:
@@ -41,7 +41,7 @@ def add_parser(subparsers) -> None:
                         "baseline's agent becomes theirs)")
     update.add_argument("--date", metavar="YYYY-MM-DD",
                         help="recorded date (default: today, UTC)")
-    update.add_argument("-k", type=int, default=None, metavar="N",
+    update.add_argument("-k", type=positive_int, default=None, metavar="N",
                         help="runs asked per task (default: the most common number recorded)")
     update.set_defaults(handler=run_update)
 
@@ -87,8 +87,6 @@ def run_update(args: argparse.Namespace) -> int:
 
     if args.all == bool(args.tasks):
         raise UserError("name the tasks to record, or pass --all (not both)", field="TASK")
-    if args.k is not None and args.k < 1:
-        raise UserError(f"expected a whole number >= 1, got {args.k}", field="-k")
     recorded = _parse_date(args.date)
     root = Path(args.root)
     all_tasks = load_tasks(root)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.main import add_root_argument
+from ci_eval.main import add_root_argument, positive_int
 
 FORMATS = ("table", "markdown", "json", "junit")
 
@@ -27,7 +27,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--format", choices=FORMATS, default="table",
                         help="table (terminal), markdown (PR comment), json, junit")
     parser.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
-    parser.add_argument("-k", type=int, default=None, metavar="N",
+    parser.add_argument("-k", type=positive_int, default=None, metavar="N",
                         help="runs asked per task; a task with fewer valid runs is inconclusive "
                         "(default: the most common number of runs recorded per task)")
     parser.add_argument("--allow-agent-mismatch", action="store_true",
@@ -50,8 +50,6 @@ def run(args: argparse.Namespace) -> int:
     from ci_eval.summary import summarize
     from ci_eval.tasks import load_tasks
 
-    if args.k is not None and args.k < 1:
-        raise UserError(f"expected a whole number >= 1, got {args.k}", field="-k")
     root = Path(args.root)
     results_dir = root / args.results
     loaded = results.load_results(results_dir)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.main import add_root_argument
+from ci_eval.main import add_root_argument, add_tasks_argument
 
 
 def add_parser(subparsers) -> None:
@@ -16,9 +16,7 @@ def add_parser(subparsers) -> None:
     )
     add_root_argument(parser)
     parser.add_argument("--json", action="store_true", help="print a JSON list of objects")
-    parser.add_argument(
-        "tasks", nargs="*", metavar="TASK", help="task id, task-NNN or NNN (default: all)"
-    )
+    add_tasks_argument(parser)
     parser.set_defaults(handler=run)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ci_eval.main import add_root_argument
+from ci_eval.main import add_root_argument, positive_int
 
 
 def add_parser(subparsers) -> None:
@@ -20,7 +20,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--json", action="store_const", const="json", dest="format",
                         help="same as --format json")
     parser.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
-    parser.add_argument("-k", type=int, default=None,
+    parser.add_argument("-k", type=positive_int, default=None,
                         help="k for pass@k and pass^k (default: runs recorded per task)")
     parser.set_defaults(handler=run)
 
@@ -33,8 +33,6 @@ def run(args) -> int:
     from ci_eval.output import emit
     from ci_eval.summary import summarize
 
-    if args.k is not None and args.k < 1:
-        raise UserError(f"expected a whole number >= 1, got {args.k}", field="-k")
     loaded = results.load_results(Path(args.root) / args.results)
     if not loaded:
         raise UserError("no *.jsonl results in the folder", path=Path(args.root) / args.results)

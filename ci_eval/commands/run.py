@@ -2,29 +2,7 @@
 
 from __future__ import annotations
 
-import argparse
-
-from ci_eval.main import add_root_argument
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
-    return value
-
-
-def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {text}")
-    return value
+from ci_eval.main import add_root_argument, add_tasks_argument, positive_int, positive_seconds
 
 
 def add_parser(subparsers) -> None:
@@ -37,7 +15,7 @@ def add_parser(subparsers) -> None:
         "inconclusive (infrastructure errors left it short of valid runs), 2 on bad input.",
     )
     add_root_argument(parser)
-    parser.add_argument("tasks", nargs="*", metavar="TASK", help="task ids or numbers (default: all)")
+    add_tasks_argument(parser)
     agent = parser.add_mutually_exclusive_group()
     agent.add_argument("--agent", metavar="NAME",
                        help="agent named in ci-eval.yaml, or built-in reference / noop "
@@ -54,7 +32,7 @@ def add_parser(subparsers) -> None:
     existing.add_argument("--fresh", action="store_true",
                           help="discard recorded results of the selected tasks first")
     parser.add_argument("--keep", action="store_true", help="keep workspaces (paths are printed)")
-    parser.add_argument("--timeout", type=positive_float, metavar="SECONDS",
+    parser.add_argument("--timeout", type=positive_seconds, metavar="SECONDS",
                         help="agent timeout, overriding config and task metadata")
     parser.add_argument("--max-attempts", type=positive_int, default=3,
                         help="tries per run when infrastructure errors occur (default 3)")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.main import add_root_argument
+from ci_eval.main import add_root_argument, add_tasks_argument
 
 
 def add_parser(subparsers) -> None:
@@ -21,9 +21,7 @@ def add_parser(subparsers) -> None:
     )
     add_root_argument(parser)
     parser.add_argument("--no-lint", action="store_true", help="skip the static lint of checks.py")
-    parser.add_argument(
-        "tasks", nargs="*", metavar="TASK", help="task id, task-NNN or NNN (default: all)"
-    )
+    add_tasks_argument(parser)
     parser.set_defaults(handler=run)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ci_eval.main import add_root_argument
+from ci_eval.main import add_root_argument, add_tasks_argument, positive_int
 
 
 def add_parser(subparsers) -> None:
@@ -15,8 +15,8 @@ def add_parser(subparsers) -> None:
         "bad input.",
     )
     add_root_argument(parser)
-    parser.add_argument("tasks", nargs="*", metavar="TASK", help="task ids or numbers (default: all)")
-    parser.add_argument("-j", "--jobs", type=int, default=None,
+    add_tasks_argument(parser)
+    parser.add_argument("-j", "--jobs", type=positive_int, default=None,
                         help="tasks verified at once (default: number of CPUs)")
     parser.add_argument("--json", action="store_true", help="print a JSON report")
     parser.set_defaults(handler=run)
@@ -34,8 +34,6 @@ def run(args) -> int:
     from ci_eval.tasks import load_tasks
     from ci_eval.verify import verify_task
 
-    if args.jobs is not None and args.jobs < 1:
-        raise UserError(f"expected a whole number >= 1, got {args.jobs}", field="--jobs")
     tasks = load_tasks(Path(args.root), args.tasks)
     if not tasks:
         raise UserError("no tasks to verify", path=Path(args.root) / "tasks")
