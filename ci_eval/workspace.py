@@ -108,7 +108,8 @@ class WorkspaceFactory:
         with task_lock:
             template = self._templates.get(repo_state)
             if template is None:
-                template = self.cache_dir / f"template-{len(self._templates)}"
+                template = self.cache_dir / repo_state.parent.name
+                remove_tree(template)  # what a failed earlier attempt left
                 create_workspace(repo_state, template)
                 # Fewer files to copy per run: one pack, packed refs, no commit message file.
                 git(template, "repack", "-a", "-d", "-q")
