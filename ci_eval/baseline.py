@@ -78,13 +78,17 @@ class BaselineEntry:
             "passes": self.passes,
             "runs": self.runs,
             "pass_rate": float(self.pass_rate),
-            "avg_tokens": self.avg_tokens,
-            "avg_wall_seconds": self.avg_wall_seconds,
+            "avg_tokens": _rounded(self.avg_tokens, 1),
+            "avg_wall_seconds": _rounded(self.avg_wall_seconds, 3),
             "recorded": self.recorded,
             "prompt_hash": self.prompt_hash,
             "aspirational": self.aspirational,
             "snapshots": [s.to_json() for s in self.history],
         }
+
+
+def _rounded(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
 
 
 @dataclass(frozen=True)
