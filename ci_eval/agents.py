@@ -122,7 +122,7 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
                                     runs_base=runs_base, run_dir=paths.run_dir)
     result = run_process(argv, cwd=paths.workspace, env=env, timeout=timeout,
                          log_path=paths.log_file)
-    usage, usage_note = read_usage(paths.usage_file)
+    usage, usage_note = read_usage(paths.usage_file) if agent.usage == "file" else (None, "")
     if result.timed_out:
         return AgentOutcome("timeout", result.seconds, f"agent ran out of time ({timeout:g}s)",
                             usage=usage)

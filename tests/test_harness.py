@@ -358,3 +358,26 @@ def test_confirm_against_reruns_a_breaching_task_in_stages(tmp_path):
     assert sorted(r["run"] for r in breached) == list(range(1, 16))
     assert len(steady) == 5  # 5/5 is clear of the line
     assert "confirming with 10 runs" in proc.stderr and "confirming with 15 runs" in proc.stderr
+
+
+def test_named_agent_from_config_sees_only_allowed_secrets_and_usage_setting(tmp_path):
+    repo = tmp_path / "repo"
+    write_task(repo)
+    agent = tmp_path / "agent.sh"
+    agent.write_text(
+        'if [ "$ALLOWED_KEY" = yes ] && [ -z "${OTHER_KEY:-}" ]; then echo hello > greet.txt; fi\n'
+        'echo \'{"tokens": 7, "cost_usd": 0.25}\' > "$CI_EVAL_USAGE_FILE"\n')
+    (repo / "ci-eval.yaml").write_text(
+        "default_agent: counted\n"
+        "agents:\n"
+        f"  counted:\n    command: bash {agent}\n    env: [ALLOWED_KEY]\n"
+        f"  uncounted:\n    command: bash {agent}\n    env: [ALLOWED_KEY]\n    usage: none\n")
+    env = {**os.environ, "ALLOWED_KEY": "yes", "OTHER_KEY": "leak"}
+    assert cli("run", "-k", "1", cwd=repo, env=env).returncode == 0
+    assert cli("run", "-k", "1", "--agent", "uncounted", "--out", "u", cwd=repo,
+               env=env).returncode == 0
+    counted = read_lines(repo / "results" / "task-001-greet.jsonl")[0]
+    uncounted = read_lines(repo / "u" / "task-001-greet.jsonl")[0]
+    assert counted["status"] == "pass" and counted["agent"] == "counted"
+    assert (counted["tokens"], counted["cost_usd"]) == (7, 0.25)
+    assert uncounted["status"] == "pass" and uncounted["tokens"] is None
