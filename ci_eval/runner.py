@@ -7,6 +7,7 @@ subprocesses). A hook may ask for more runs of a task once its runs are in (conf
 
 from __future__ import annotations
 
+import os
 import tempfile
 import threading
 import time
@@ -173,5 +174,28 @@ def run_tasks(tasks: list[Task], k: int, jobs: int, ctx: RunContext, *,
     return records
 
 
+RUNS_PREFIX = TEMP_PREFIX + "run-"
+
+
 def make_runs_base() -> Path:
-    return Path(tempfile.mkdtemp(prefix=TEMP_PREFIX)).resolve()
+    """This invocation's folder of run folders, named after its pid so that what a killed
+    invocation left behind can be told apart and removed by the next one."""
+    remove_stale_runs_bases()
+    return Path(tempfile.mkdtemp(prefix=f"{RUNS_PREFIX}{os.getpid()}-")).resolve()
+
+
+def remove_stale_runs_bases() -> None:
+    for path in Path(tempfile.gettempdir()).glob(RUNS_PREFIX + "*"):
+        pid = path.name[len(RUNS_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not _process_exists(int(pid)):
+            remove_tree(path)
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

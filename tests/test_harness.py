@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -255,6 +256,8 @@ def test_kill_9_then_resume_records_each_run_exactly_once(tmp_path):
     for task in ("task-001-greet", "task-002-greet-again"):
         runs = [r["run"] for r in read_lines(repo / "results" / f"{task}.jsonl")]
         assert sorted(runs) == [1, 2, 3, 4, 5, 6], (task, runs)
+    # the killed run's temp folder was removed by the next run
+    assert not list(Path(tempfile.gettempdir()).glob(f"ci-eval-run-{proc.pid}-*"))
 
 
 def test_existing_results_need_resume_or_fresh(tmp_path):
