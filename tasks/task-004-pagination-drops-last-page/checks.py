@@ -1,12 +1,10 @@
 """Pagination: every item exactly once, page_count rounds up, no empty trailing page."""
 
-import os
 import shutil
 from pathlib import Path
 
 from ci_eval.checks import main, run_tests, task_dir
 
-os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 HIDDEN = "tests/test_pagination_hidden.py"
 shutil.copy(task_dir() / "hidden_tests" / "test_pagination_hidden.py", Path(HIDDEN))
 
@@ -23,6 +21,5 @@ main(
         fail_to_pass=["tests/test_export.py::test_export_includes_every_order"],
         pass_to_pass=["tests/test_export.py::test_export_full_pages", *hidden],
         restore=["tests/test_export.py"],
-        args=["--noconftest", "-c", os.devnull, "--rootdir", "."],
     )
 )

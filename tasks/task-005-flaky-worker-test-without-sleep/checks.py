@@ -5,9 +5,8 @@ import os
 from ci_eval.checks import failed, main, passed, run_tests, task_dir
 
 os.environ["PYTHONPATH"] = str(task_dir() / "plugins")
-os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 TEST = "tests/test_worker.py::test_processes_submitted_jobs"
-ARGS = ["--noconftest", "-c", os.devnull, "--rootdir", ".", "-p", "ci_eval_worker_probe"]
+ARGS = ["-p", "ci_eval_worker_probe"]
 
 
 def on_slow_machine():

@@ -67,6 +67,5 @@ main(
             *[f"{HIDDEN}::test_discounted_total[{t}]" for t in TIERS],
         ],
         restore=["tests/test_billing.py"],
-        args=["--noconftest", "-c", os.devnull, "--rootdir", "."],
     ),
 )

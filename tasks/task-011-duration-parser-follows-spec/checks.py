@@ -1,12 +1,10 @@
 """parse_duration conforms to docs/duration-spec.md (unchanged): examples, grammar, errors."""
 
-import os
 import shutil
 from pathlib import Path
 
 from ci_eval.checks import failed, file_equals, main, passed, run_tests, task_dir
 
-os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 HIDDEN = "tests/test_duration_spec.py"
 SPEC = "docs/duration-spec.md"
 shutil.copy(task_dir() / "hidden_tests" / "test_duration_spec.py", Path(HIDDEN))
@@ -30,6 +28,5 @@ main(
             "tests/test_duration.py::test_unknown_unit",
         ],
         restore=["tests/test_duration.py"],
-        args=["--noconftest", "-c", os.devnull, "--rootdir", "."],
     ),
 )

@@ -1,12 +1,10 @@
 """search_users: no SQL injection via q or sort, literal prefix (quotes, %, _, backslash), same results."""
 
-import os
 import shutil
 from pathlib import Path
 
 from ci_eval.checks import main, run_tests, task_dir
 
-os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 HIDDEN = "tests/test_search_security.py"
 shutil.copy(task_dir() / "hidden_tests" / "test_search_security.py", Path(HIDDEN))
 
@@ -24,7 +22,7 @@ main(
             "tests/test_search.py::test_case_insensitive",
             "tests/test_search.py::test_sort_descending",
         ],
-        restore=["tests/test_search.py", "tests/conftest.py", "directory/schema.sql"],
-        args=["-c", os.devnull, "--rootdir", "."],
+        restore=["tests/test_search.py", "tests/conftest.py", "conftest.py", "directory/schema.sql"],
+        project_config=True,  # the fixtures live in tests/conftest.py, restored above
     )
 )

@@ -1,12 +1,10 @@
 """resolve_static: nothing outside root (.., sibling prefix, symlinks); legit paths still served."""
 
-import os
 import shutil
 from pathlib import Path
 
 from ci_eval.checks import main, run_tests, task_dir
 
-os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 HIDDEN = "tests/test_static_traversal.py"
 shutil.copy(task_dir() / "hidden_tests" / "test_static_traversal.py", Path(HIDDEN))
 OUTSIDE = ["dotdot", "nested-dotdot", "sibling-prefix", "leading-slash-sibling", "symlinked-dir",
@@ -23,6 +21,5 @@ main(
             "tests/test_static.py::test_missing_file",
         ],
         restore=["tests/test_static.py"],
-        args=["--noconftest", "-c", os.devnull, "--rootdir", "."],
     )
 )

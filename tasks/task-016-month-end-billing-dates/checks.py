@@ -1,12 +1,10 @@
 """add_months clamps to the month's last day; billing_schedule keeps the anchor day (no drift)."""
 
-import os
 import shutil
 from pathlib import Path
 
 from ci_eval.checks import main, run_tests, task_dir
 
-os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 HIDDEN = "tests/test_billing_month_end.py"
 shutil.copy(task_dir() / "hidden_tests" / "test_billing_month_end.py", Path(HIDDEN))
 
@@ -24,6 +22,5 @@ main(
             "tests/test_billing.py::test_schedule_mid_month",
         ],
         restore=["tests/test_billing.py"],
-        args=["--noconftest", "-c", os.devnull, "--rootdir", "."],
     )
 )

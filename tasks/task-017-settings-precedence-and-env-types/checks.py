@@ -1,12 +1,10 @@
 """load_settings: CLI > env > file > defaults, typed values from env, ValueError on bad env values."""
 
-import os
 import shutil
 from pathlib import Path
 
 from ci_eval.checks import main, run_tests, task_dir
 
-os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 HIDDEN = "tests/test_appconfig_hidden.py"
 shutil.copy(task_dir() / "hidden_tests" / "test_appconfig_hidden.py", Path(HIDDEN))
 BOOLS = ["1-True", "0-False", "true-True", "false-False", "TRUE-True", "False-False", "yes-True",
@@ -29,6 +27,5 @@ main(
             "tests/test_appconfig.py::test_cli_flags",
         ],
         restore=["tests/test_appconfig.py"],
-        args=["--noconftest", "-c", os.devnull, "--rootdir", "."],
     )
 )

@@ -4,13 +4,11 @@ The fake fetch in the hidden tests only awaits asyncio.sleep(0), so the event lo
 not wall-clock time, decides the interleaving: the counts are deterministic.
 """
 
-import os
 import shutil
 from pathlib import Path
 
 from ci_eval.checks import main, run_tests, task_dir
 
-os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 HIDDEN = "tests/test_crawler_limits.py"
 shutil.copy(task_dir() / "hidden_tests" / "test_crawler_limits.py", Path(HIDDEN))
 
@@ -25,6 +23,5 @@ main(
         ],
         pass_to_pass=[f"{HIDDEN}::test_empty", "tests/test_crawler.py::test_fetches_everything_in_order"],
         restore=["tests/test_crawler.py"],
-        args=["--noconftest", "-c", os.devnull, "--rootdir", "."],
     )
 )
