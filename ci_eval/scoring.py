@@ -43,7 +43,12 @@ def missing_requirements(task: Task, env: dict) -> list[str]:
 
 
 def _reason(output: str) -> str:
+    """The checks' own FAIL lines (start kept), else the last lines of output (end kept)."""
     lines = [line for line in output.strip().splitlines() if line.strip()]
+    fails = [line for line in lines if line.startswith("FAIL:")]
+    if fails:
+        text = " | ".join(fails)
+        return text if len(text) <= REASON_CAP else text[:REASON_CAP] + "…"
     text = " | ".join(lines[-5:])
     return text if len(text) <= REASON_CAP else "…" + text[-REASON_CAP:]
 

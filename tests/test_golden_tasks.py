@@ -8,21 +8,18 @@ repo-state must fail it. `ci-eval verify` covers solution/ and negatives/; this 
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from ci_eval import isolation
+from ci_eval.scoring import run_checks
+from ci_eval.tasks import load_task
 from ci_eval.workspace import apply_output, create_workspace
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = sorted(p for p in (ROOT / "tasks").glob("task-*") if p.is_dir())
 ALT_DIR = Path(__file__).resolve().parent / "fixtures" / "alt-solutions"
-PASS, FAIL = 0, 1
 
 
 def alt_solution(task: Path) -> Path | None:
@@ -33,25 +30,9 @@ def alt_solution(task: Path) -> Path | None:
     return None
 
 
-def skip_unless_requirements(task: Path) -> None:
-    metadata = json.loads((task / "metadata.json").read_text())
-    path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
-    missing = [cmd for cmd in metadata.get("requires", []) if shutil.which(cmd, path=path) is None]
-    if missing:
-        pytest.skip(f"{task.name} requires {missing}")
-
-
-def run_checks(task: Path, workspace: Path) -> subprocess.CompletedProcess:
-    env = {
-        **os.environ,
-        "CI_EVAL_TASK_DIR": str(task),
-        "CI_EVAL_WORKSPACE": str(workspace),
-        "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
-    }
-    return subprocess.run(
-        [sys.executable, "-I", "-m", "ci_eval._run_checks", str(task / "checks.py")],
-        cwd=workspace, env=env, capture_output=True, text=True, timeout=120, check=False,
-    )
+def score(task_dir: Path, workspace: Path):
+    """The harness's own scoring: allow-listed env, no network, crash-detecting wrapper."""
+    return run_checks(load_task(task_dir), workspace, isolation.detect())
 
 
 def test_there_are_twenty_golden_tasks():
@@ -63,20 +44,18 @@ def test_there_are_twenty_golden_tasks():
 def test_alternative_solution_passes(task, tmp_path):
     alt = alt_solution(task)
     assert alt is not None, f"no alternative solution for {task.name} in {ALT_DIR}"
-    skip_unless_requirements(task)
     workspace = create_workspace(task / "repo-state", tmp_path / "ws")
     apply_output(alt, workspace)
-    proc = run_checks(task, workspace)
-    assert proc.returncode == PASS, f"{alt.name}: checks exited {proc.returncode}:\n{proc.stderr}"
+    outcome = score(task, workspace)
+    assert outcome.status == "pass", f"{alt.name}: {outcome.status}: {outcome.reason}"
 
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda p: p.name)
 def test_untouched_repo_state_fails(task, tmp_path):
-    skip_unless_requirements(task)
     workspace = create_workspace(task / "repo-state", tmp_path / "ws")
-    proc = run_checks(task, workspace)
-    assert proc.returncode == FAIL, f"checks exited {proc.returncode}:\n{proc.stderr}"
-    assert "FAIL" in proc.stderr, "a failing check must say why on stderr"
+    outcome = score(task, workspace)
+    assert outcome.status == "fail", f"{outcome.status}: {outcome.reason}"
+    assert "FAIL" in outcome.reason, "a failing check must say why on stderr"
 
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda p: p.name)
