@@ -1,5 +1,5 @@
 """Task verification: untouched state fails, solution/ passes, each negative fails, and the same
-state gives the same verdict twice. Every state is built in a fresh workspace."""
+state gives the same verdict twice. Every check run gets a freshly built workspace."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from ci_eval.isolation import TEMP_PREFIX, Isolation
 from ci_eval.scoring import CheckOutcome, run_checks
 from ci_eval.tasks import Task
-from ci_eval.workspace import WorkspaceError, apply_output, create_workspace, remove_tree
+from ci_eval.workspace import WorkspaceError, WorkspaceFactory, apply_output, remove_tree
 
 
 @dataclass
@@ -37,7 +37,7 @@ def judge_state(label: str, expected: str, outcomes: list[CheckOutcome]) -> str 
     if errors:
         return f"{label}: checks error: {errors[0].reason}"
     if len(set(statuses)) > 1:
-        return f"{label}: nondeterministic checks ({' then '.join(statuses)} on the same state)"
+        return f"{label}: nondeterministic checks ({' then '.join(statuses)} for the same state)"
     if statuses[0] != expected:
         if expected == "fail":
             return f"{label}: checks pass, expected fail"
@@ -54,25 +54,31 @@ def _states(task: Task) -> list[tuple[str, Path | None, str, int]]:
     return states
 
 
-def verify_task(task: Task, isolation: Isolation) -> TaskVerification:
+def verify_task(task: Task, isolation: Isolation, checks_env: tuple[str, ...] = ()) -> TaskVerification:
+    """Every check run gets its own fresh workspace, repetitions of a state included."""
     started = time.monotonic()
     result = TaskVerification(task=task.id)
     if not task.solution_dir.exists():
         result.problems.append("solution/: missing (every task needs a known-good output)")
     base = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX + "verify-"))
+    workspaces = WorkspaceFactory(base / "templates")
     try:
         for index, (label, output, expected, times) in enumerate(_states(task)):
             if output is not None and not output.exists():
                 continue
-            workspace = base / f"state-{index}"
-            try:
-                create_workspace(task.repo_state, workspace)
-                if output is not None:
-                    apply_output(output, workspace)
-            except WorkspaceError as exc:
-                result.problems.append(f"{label}: workspace setup failed: {exc}")
+            outcomes = []
+            for repetition in range(times):
+                workspace = base / f"state-{index}-{repetition}"
+                try:
+                    workspaces.create(task.repo_state, workspace)
+                    if output is not None:
+                        apply_output(output, workspace)
+                except WorkspaceError as exc:
+                    result.problems.append(f"{label}: workspace setup failed: {exc}")
+                    break
+                outcomes.append(run_checks(task, workspace, isolation, checks_env))
+            if len(outcomes) < times:
                 continue
-            outcomes = [run_checks(task, workspace, isolation) for _ in range(times)]
             result.states += 1
             problem = judge_state(label, expected, outcomes)
             if problem:

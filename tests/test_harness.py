@@ -434,3 +434,18 @@ def test_agent_cannot_fake_test_outcomes_from_the_workspace(tmp_path, cheat):
     # and the honest fix still passes through the same checks
     assert cli("run", "-k", "1", "--out", "ref", cwd=repo).returncode == 0
     assert read_lines(repo / "ref" / "task-001-greet.jsonl")[0]["status"] == "pass"
+
+
+def test_checks_see_only_the_variables_ci_eval_yaml_allows_in_run_and_verify(tmp_path):
+    checks = ("import os, sys\n"
+              "from ci_eval.checks import file_equals, main\n"
+              "assert os.environ.get('CHECKS_TOKEN') == 'ok' and 'OTHER_TOKEN' not in os.environ\n"
+              "main(file_equals('greet.txt', 'hello\\n'))\n")
+    write_task(tmp_path, checks=checks)
+    env = {**os.environ, "CHECKS_TOKEN": "ok", "OTHER_TOKEN": "leak"}
+    assert cli("verify", cwd=tmp_path, env=env).returncode == 1  # not allowed yet: checks crash
+    (tmp_path / "ci-eval.yaml").write_text("checks:\n  env: [CHECKS_TOKEN]\n")
+    verified = cli("verify", cwd=tmp_path, env=env)
+    assert verified.returncode == 0, verified.stdout
+    assert cli("run", "-k", "1", cwd=tmp_path, env=env).returncode == 0
+    assert read_lines(tmp_path / "results" / "task-001-greet.jsonl")[0]["status"] == "pass"

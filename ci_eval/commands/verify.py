@@ -30,10 +30,12 @@ def run(args) -> int:
     from pathlib import Path
 
     from ci_eval import isolation
+    from ci_eval.config import load_config
     from ci_eval.errors import EXIT_FAILED, EXIT_OK, UserError
     from ci_eval.tasks import load_tasks
     from ci_eval.verify import verify_task
 
+    config = load_config(Path(args.root))
     tasks = load_tasks(Path(args.root), args.tasks)
     if not tasks:
         raise UserError("no tasks to verify", path=Path(args.root) / "tasks")
@@ -43,7 +45,7 @@ def run(args) -> int:
     jobs = args.jobs or os.cpu_count() or 1
     verdicts = []
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for verdict in pool.map(lambda t: verify_task(t, iso), tasks):
+        for verdict in pool.map(lambda t: verify_task(t, iso, config.checks_env), tasks):
             verdicts.append(verdict)
             if not args.json:
                 mark = "ok     " if verdict.valid else "INVALID"
