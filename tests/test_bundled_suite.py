@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 from harness_helpers import cli, read_lines
@@ -17,25 +18,36 @@ def test_verify_passes_on_the_bundled_tasks():
     assert len(report["tasks"]) == 20
 
 
-def test_reference_passes_every_task_noop_none_and_the_gate_tells_them_apart(tmp_path):
-    reference = cli("run", "--agent", "reference", "-k", "1", "-j", "2", "--out",
-                    str(tmp_path / "reference"), "--json", cwd=REPO, timeout=300)
+def readme_main_command() -> list[str]:
+    """The `ci-eval run ...` of the README's first command, as words."""
+    block = (REPO / "README.md").read_text().split("```sh", 1)[1].split("```", 1)[0]
+    line = next(line for line in block.splitlines() if "ci-eval run" in line)
+    return shlex.split(line[line.index("ci-eval run"):])[1:]
+
+
+def test_readme_main_command_reference_passes_all_noop_none_and_the_gate_tells_them_apart(
+        tmp_path):
+    args = readme_main_command()
+    assert args[:3] == ["run", "--agent", "reference"] and "-k" in args
+    reference = cli(*args, "-j", "2", "--out", str(tmp_path / "reference"), "--json",
+                    cwd=REPO, timeout=600)
     assert reference.returncode == 0, reference.stderr
     tasks = json.loads(reference.stdout)["tasks"]
-    assert len(tasks) == 20 and all(t["passes"] == 1 and t["errors"] == 0 for t in tasks)
+    assert len(tasks) == 20
+    assert all(t["passes"] == t["runs"] == 5 and t["errors"] == 0 for t in tasks)
 
-    noop = cli("run", "--agent", "noop", "-k", "1", "-j", "2", "--out", str(tmp_path / "noop"),
-               "--json", cwd=REPO, timeout=300)
+    noop_args = ["run", "--agent", "noop", *args[3:]]
+    noop = cli(*noop_args, "-j", "2", "--out", str(tmp_path / "noop"), "--json", cwd=REPO,
+               timeout=600)
     assert noop.returncode == 0, noop.stderr
     tasks = json.loads(noop.stdout)["tasks"]
     assert len(tasks) == 20 and all(t["passes"] == 0 and t["errors"] == 0 for t in tasks)
     record = read_lines(tmp_path / "noop" / "task-004-pagination-drops-last-page.jsonl")[0]
     assert record["reason"]  # a failing run says why
 
-    passing = cli("compare", "--results", str(tmp_path / "reference"), "-k", "1",
-                  "--allow-agent-mismatch", cwd=REPO)
+    passing = cli("compare", "--results", str(tmp_path / "reference"), cwd=REPO)
     assert passing.returncode == 0, passing.stdout + passing.stderr
-    failing = cli("compare", "--results", str(tmp_path / "noop"), "-k", "1", "--format", "json",
+    failing = cli("compare", "--results", str(tmp_path / "noop"), "--format", "json",
                   "--allow-agent-mismatch", cwd=REPO)
     assert failing.returncode == 1
     statuses = {t["status"] for t in json.loads(failing.stdout)["tasks"]}
