@@ -13,9 +13,10 @@ import subprocess
 import threading
 from pathlib import Path
 
+from ci_eval.tasks import PATCH_SUFFIXES
+
 DIFF_CAP_BYTES = 64 * 1024
 SETUP_TIMEOUT = 120
-PATCH_SUFFIXES = (".patch", ".diff")
 SOLVE_SCRIPT_SUFFIX = ".sh"
 
 # Deterministic commits, no user config or hooks leaking in.
