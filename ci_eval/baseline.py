@@ -16,13 +16,12 @@ what an update changes are pure and live here too (`updated_entry`), the file I/
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 
 from ci_eval.errors import UserError
+from ci_eval.output import write_atomic
 
 BASELINE_FILE = "baseline.json"
 SCHEMA_VERSION = 1  # the newest format this version reads and writes
@@ -266,20 +265,5 @@ def dumps_baseline(baseline: Baseline) -> str:
 
 
 def save_baseline(path: Path, baseline: Baseline) -> None:
-    """Write atomically (temp file in the same folder, fsync, rename): never half-written."""
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise UserError("folder does not exist", path=path.parent, field="--baseline")
-    text = dumps_baseline(baseline)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.chmod(tmp, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write atomically (ci_eval.output.write_atomic): never half-written; keeps the file mode."""
+    write_atomic(path, dumps_baseline(baseline), field="--baseline")

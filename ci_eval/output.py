@@ -1,32 +1,117 @@
-"""Writing command output: stdout, or a file written atomically (never half-written)."""
+"""Writing files and command output: the one atomic writer (never half-written), folder checks,
+and stdout-or-file output for commands with --output.
+
+    write_atomic(path, text, field="--output")   # temp file beside it, fsync, rename
+    ensure_dir(path, field="--out")               # create a folder, or UserError if it cannot be
+
+Every problem the user can fix (a folder where a file is expected, a missing parent folder, a file
+where a folder is expected, no permission) is a UserError naming the path and the field.
+"""
 
 from __future__ import annotations
 
 import os
+import secrets
 import sys
-import tempfile
 from pathlib import Path
 
 from ci_eval.errors import UserError
 
+NEW_FILE_MODE = 0o644  # before the umask; an existing file keeps its mode
 
-def write_atomic(path: Path, text: str) -> None:
+
+def write_atomic(path: Path | str, text: str, *, field: str | None = "--output") -> None:
+    """Replace `path` with `text` (UTF-8) atomically: a temp file in the same folder, fsync,
+    os.replace. Readers see the old content or the new, never a part; on any error the temp file
+    is removed and `path` is untouched. An existing file keeps its permission bits.
+
+    UserError (naming `path` and `field`) if path is a folder, its folder does not exist, or the
+    write fails with an OSError (permission denied, disk full, ...)."""
     path = Path(path)
-    if path.parent and not path.parent.is_dir():
-        raise UserError("folder does not exist", path=path.parent, field="--output")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    if path.is_dir():
+        raise UserError("is a folder (expected a file path)", path=path, field=field)
+    folder = path.parent
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "folder does not exist"
+        raise UserError(what, path=folder, field=field)
+    data = text.encode("utf-8")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        mode = path.stat().st_mode & 0o777 if path.exists() else None
+        tmp, fd = _create_temp(path)
+    except OSError as exc:
+        raise UserError(f"cannot write ({exc.strerror or exc})", path=path, field=field) from None
+    try:
+        try:
+            if mode is not None:
+                os.chmod(tmp, mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UserError(f"cannot write ({exc.strerror or exc})", path=path, field=field) from None
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
+    _fsync_dir(folder)
+
+
+def ensure_dir(path: Path | str, *, field: str | None = None) -> Path:
+    """Create folder `path` (and missing parents) unless it exists; return it.
+
+    UserError naming `path` and `field` if it (or a parent) is a file, or cannot be created."""
+    path = Path(path)
+    if path.is_dir():
+        return path
+    if path.exists() or path.is_symlink():
+        raise UserError("is a file (expected a folder)", path=path, field=field)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        blocker = next((p for p in reversed(path.parents) if p.exists() and not p.is_dir()), path)
+        raise UserError("is a file (expected a folder)", path=blocker, field=field) from None
+    except OSError as exc:
+        raise UserError(f"cannot create folder ({exc.strerror or exc})", path=path,
+                        field=field) from None
+    return path
 
 
 def emit(text: str, output: str | None) -> None:
-    if output:
-        write_atomic(Path(output), text)
+    """`text` to stdout, or atomically to the file `output` (--output FILE; "-" is stdout)."""
+    if output and output != "-":
+        write_atomic(Path(output), text, field="--output")
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
+
+
+def _create_temp(path: Path) -> tuple[Path, int]:
+    """A new, exclusively created temp file beside `path`: (its path, an open write fd).
+    Created with NEW_FILE_MODE, so the umask applies as for any new file."""
+    for _ in range(100):
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                         NEW_FILE_MODE)
+        except FileExistsError:
+            continue
+        return tmp, fd
+    raise FileExistsError(f"no free temp file name beside {path}")
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make the rename itself durable (best effort: not every platform can open a folder)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

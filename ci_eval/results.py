@@ -11,11 +11,11 @@ are listed in `retried_errors`):
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 from ci_eval.errors import UserError
+from ci_eval.output import write_atomic
 
 STATUSES = ("pass", "fail", "timeout", "error")
 REQUIRED_FIELDS = {"run": int, "task": str, "status": str, "passed": bool, "agent": str}
@@ -86,10 +86,8 @@ def read_records(path: Path, *, drop_torn_tail: bool = False) -> list[dict]:
 
 
 def truncate_to_lines(path: Path, lines: list[str]) -> None:
-    text = "".join(line + "\n" for line in lines if line.strip())
-    tmp = Path(str(path) + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    """Rewrite `path` as the given lines (blank ones dropped), atomically."""
+    write_atomic(path, "".join(line + "\n" for line in lines if line.strip()), field=None)
 
 
 def load_results(results_dir: Path, *, drop_torn_tail: bool = False) -> dict[str, list[dict]]:

@@ -267,3 +267,110 @@ def test_bad_config_matrix(repo_root, make_task, main_cli, assert_bad_input, yam
     (repo_root / "ci-eval.yaml").write_text(yaml_text)
     line = assert_bad_input(main_cli("validate", cwd=repo_root), *needles)
     assert line.startswith("ci-eval.yaml: ")
+
+
+# --- results files, --output, --out, --timeout ------------------------------------------------
+
+RECORD = {"run": 1, "task": "task-001-example", "status": "pass", "passed": True, "agent": "ref"}
+RESULTS = "results/task-001-example.jsonl"
+
+
+def write_record(root, **changes) -> None:
+    (root / "results").mkdir(parents=True, exist_ok=True)
+    record = {**RECORD, **changes}
+    (root / RESULTS).write_text(json.dumps({k: v for k, v in record.items() if v is not ...}) + "\n")
+
+
+@pytest.mark.parametrize("target", ["folder", "existing-folder", "missing/out.txt"])
+def test_report_output_must_be_a_file_path(tmp_path, cli, assert_bad_input, target):
+    write_record(tmp_path)
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "existing-folder").mkdir()
+    (tmp_path / "existing-folder" / "keep.txt").write_text("kept\n")
+    out = tmp_path / target
+    expected = "folder does not exist" if target.startswith("missing") else "is a folder"
+    assert_bad_input(cli("report", "--output", out, cwd=tmp_path), "--output", expected)
+    assert (tmp_path / "existing-folder" / "keep.txt").read_text() == "kept\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["existing-folder", "folder", "results"]
+
+
+def test_report_output_into_the_absolute_tmp_folder(tmp_path, cli, assert_bad_input):
+    write_record(tmp_path)
+    assert_bad_input(cli("report", "--output", "/tmp", cwd=tmp_path), "/tmp", "is a folder")
+
+
+def test_schema_output_onto_a_folder(tmp_path, cli, assert_bad_input):
+    assert_bad_input(cli("schema", "metadata", "--output", tmp_path), str(tmp_path), "is a folder")
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- the atomic writer and folder helper (ci_eval/output.py) ----------------------------------
+
+
+def test_write_atomic_replaces_keeps_mode_and_leaves_no_temp(tmp_path):
+    from ci_eval.output import write_atomic
+
+    target = tmp_path / "out.txt"
+    write_atomic(target, "one\n")
+    assert target.read_text() == "one\n"
+    target.chmod(0o600)
+    write_atomic(target, "two\n")
+    assert target.read_text() == "two\n" and target.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
+def test_write_atomic_failure_keeps_the_old_file(tmp_path, monkeypatch):
+    import os
+
+    from ci_eval.errors import UserError
+    from ci_eval.output import write_atomic
+
+    target = tmp_path / "out.txt"
+    target.write_text("old\n")
+
+    def broken_replace(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(UserError, match=r"out.txt: --x: cannot write \(No space left on device\)"):
+        write_atomic(target, "new\n", field="--x")
+    assert target.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
+def test_write_atomic_rejects_folders(tmp_path):
+    from ci_eval.errors import UserError
+    from ci_eval.output import write_atomic
+
+    with pytest.raises(UserError, match="--o: is a folder"):
+        write_atomic(tmp_path, "x", field="--o")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(UserError, match="file: --o: is not a folder"):
+        write_atomic(tmp_path / "file" / "x.txt", "x", field="--o")
+    with pytest.raises(UserError, match="missing: --o: folder does not exist"):
+        write_atomic(tmp_path / "missing" / "x.txt", "x", field="--o")
+
+
+def test_ensure_dir(tmp_path):
+    from ci_eval.errors import UserError
+    from ci_eval.output import ensure_dir
+
+    made = ensure_dir(tmp_path / "a" / "b", field="--out")
+    assert made.is_dir() and ensure_dir(made, field="--out") == made
+    (tmp_path / "afile").write_text("")
+    with pytest.raises(UserError, match=r"afile: --out: is a file \(expected a folder\)"):
+        ensure_dir(tmp_path / "afile", field="--out")
+    with pytest.raises(UserError, match=r"afile: --out: is a file \(expected a folder\)"):
+        ensure_dir(tmp_path / "afile" / "sub", field="--out")
+
+
+def test_resume_drops_a_torn_tail_atomically(tmp_path, capsys):
+    from ci_eval import results
+
+    path = tmp_path / "task-001-example.jsonl"
+    path.write_text(json.dumps(RECORD) + "\n" + '{"run": 2, "ta')
+    path.chmod(0o640)
+    assert [r["run"] for r in results.read_records(path, drop_torn_tail=True)] == [1]
+    assert path.read_text() == json.dumps(RECORD) + "\n"
+    assert path.stat().st_mode & 0o777 == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]

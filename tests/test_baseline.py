@@ -112,6 +112,27 @@ def test_save_is_atomic_and_keeps_the_mode(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["baseline.json"]
 
 
+def test_save_onto_a_folder_or_into_a_missing_one(tmp_path):
+    with pytest.raises(UserError, match="--baseline: is a folder"):
+        bl.save_baseline(tmp_path, bl.Baseline())
+    with pytest.raises(UserError, match="missing: --baseline: folder does not exist"):
+        bl.save_baseline(tmp_path / "missing" / "baseline.json", bl.Baseline())
+
+
+def test_failed_save_keeps_the_old_file(tmp_path, monkeypatch):
+    path = tmp_path / "baseline.json"
+    path.write_text("old")
+
+    def broken_fsync(fd):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", broken_fsync)
+    with pytest.raises(UserError, match=r"--baseline: cannot write \(Input/output error\)"):
+        bl.save_baseline(path, bl.parse_baseline(good_data()))
+    assert path.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["baseline.json"]
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

@@ -21,12 +21,10 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
     import sys
-    from pathlib import Path
 
     from ci_eval import schema
-    from ci_eval.errors import UserError
+    from ci_eval.output import write_atomic
 
     if not args.name:
         for name in schema.known_schemas():
@@ -38,17 +36,6 @@ def run(args: argparse.Namespace) -> int:
     if not args.output or args.output == "-":
         sys.stdout.write(text)
         return 0
-    out = Path(args.output)
-    if not out.parent.is_dir():
-        raise UserError("folder does not exist", path=out.parent, field="--output")
-    if out.is_dir():
-        raise UserError("is a folder (expected a file path)", path=out, field="--output")
-    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, out)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise UserError(f"cannot write ({exc.strerror})", path=out, field="--output")
-    print(f"wrote {out}", file=sys.stderr)
+    write_atomic(args.output, text, field="--output")
+    print(f"wrote {args.output}", file=sys.stderr)
     return 0
