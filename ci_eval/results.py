@@ -2,15 +2,21 @@
 
 Record fields (one line per (task, run); retries of infrastructure errors happen inside a run and
 are listed in `retried_errors`):
-  run, task, status (pass|fail|timeout|error), passed, agent, attempt, reason,
+  run, task, status (pass|fail|timeout|error), passed, agent, attempt, k, requested, reason,
   tokens, input_tokens, output_tokens, cost_usd (null when the agent reported no usage),
   wall_seconds, agent_seconds, checks_seconds, timestamp (UTC ISO 8601), prompt_hash,
   diff (the agent's change, capped), diff_truncated, retried_errors, isolation.
+
+Reading checks every line (check_record): the required fields and their types, passed == (status
+== "pass"), and the numbers when present: attempt, k and requested whole numbers >= 1; tokens,
+input_tokens, output_tokens whole numbers >= 0 or null; cost_usd and the *_seconds finite
+numbers >= 0 or null.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -19,6 +25,12 @@ from ci_eval.output import write_atomic
 
 STATUSES = ("pass", "fail", "timeout", "error")
 REQUIRED_FIELDS = {"run": int, "task": str, "status": str, "passed": bool, "agent": str}
+# Optional fields, checked when present: a whole number >= the minimum (k: the -k of the run;
+# requested: the valid runs asked of the task, confirmation stages included).
+COUNT_FIELDS = {"attempt": 1, "k": 1, "requested": 1}
+# Optional, may be null (no usage reported / not measured).
+OPTIONAL_COUNT_FIELDS = ("tokens", "input_tokens", "output_tokens")
+OPTIONAL_AMOUNT_FIELDS = ("cost_usd", "wall_seconds", "agent_seconds", "checks_seconds")
 
 
 def results_path(results_dir: Path, task_id: str) -> Path:
@@ -35,6 +47,7 @@ def append_record(path: Path, record: dict) -> None:
 
 
 def check_record(record: object, path: Path, line_no: int) -> dict:
+    """One parsed results line, checked: UserError naming `path:line_no` and the field."""
     where = f"{path}:{line_no}"
     if not isinstance(record, dict):
         raise UserError("expected a JSON object per line", path=where)
@@ -43,7 +56,7 @@ def check_record(record: object, path: Path, line_no: int) -> dict:
             raise UserError(f"missing field (expected {kind.__name__})", path=where, field=name)
         if not isinstance(record[name], kind) or (kind is int and isinstance(record[name], bool)):
             raise UserError(
-                f"expected {kind.__name__}, got {record[name]!r}", path=where, field=name
+                f"expected {kind.__name__}, got {_shown(record[name])}", path=where, field=name
             )
     if record["status"] not in STATUSES:
         raise UserError(
@@ -51,8 +64,32 @@ def check_record(record: object, path: Path, line_no: int) -> dict:
             path=where,
             field="status",
         )
+    if record["passed"] != (record["status"] == "pass"):
+        raise UserError(
+            f"got {_shown(record['passed'])} with status {_shown(record['status'])} "
+            '(expected passed true exactly when status is "pass")',
+            path=where,
+            field="passed",
+        )
     if record["run"] < 1:
         raise UserError(f"expected a run number >= 1, got {record['run']}", path=where, field="run")
+    for name, minimum in COUNT_FIELDS.items():
+        value = record.get(name)
+        if name in record and not (_is_int(value) and value >= minimum):
+            raise UserError(f"expected a whole number >= {minimum}, got {_shown(value)}",
+                            path=where, field=name)
+    for name in OPTIONAL_COUNT_FIELDS:
+        value = record.get(name)
+        if value is not None and not (_is_int(value) and value >= 0):
+            raise UserError(f"expected a whole number >= 0 or null, got {_shown(value)}",
+                            path=where, field=name)
+    for name in OPTIONAL_AMOUNT_FIELDS:
+        value = record.get(name)
+        if value is not None and not (
+            (_is_int(value) or isinstance(value, float)) and math.isfinite(value) and value >= 0
+        ):
+            raise UserError(f"expected a finite number >= 0 or null, got {_shown(value)}",
+                            path=where, field=name)
     expected_task = path.name[: -len(".jsonl")]
     if record["task"] != expected_task:
         raise UserError(
@@ -63,25 +100,41 @@ def check_record(record: object, path: Path, line_no: int) -> dict:
     return record
 
 
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _shown(value: object) -> str:
+    """A value as JSON for messages ("abc" in quotes, NaN, null), cut short."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
 def read_records(path: Path, *, drop_torn_tail: bool = False) -> list[dict]:
     """Parse one results file. A torn last line (crash mid-write) is dropped with a warning when
     drop_torn_tail (resuming a run), else it is bad input like any other broken line."""
     records = []
-    lines = Path(path).read_text(encoding="utf-8", errors="replace").split("\n")
+    path = Path(path)
+    if path.is_dir():
+        raise UserError("is a folder (expected a file of JSON lines, one per run)", path=path)
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
+    except OSError as exc:
+        raise UserError(f"cannot read ({exc.strerror or exc})", path=path) from None
     for index, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         is_last = all(not rest.strip() for rest in lines[index:])
         try:
             record = json.loads(line)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON; an int of 5000 digits; [[[[...
             if is_last and drop_torn_tail:
                 print(f"ci-eval: warning: {path}:{index}: dropped a torn last line", file=sys.stderr)
                 truncate_to_lines(path, lines[: index - 1])
                 break
             kind = "torn last line" if is_last else "line is not valid JSON"
             raise UserError(f"{kind} (rerun with --resume to drop a torn tail)", path=f"{path}:{index}")
-        records.append(check_record(record, Path(path), index))
+        records.append(check_record(record, path, index))
     return records
 
 

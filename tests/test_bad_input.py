@@ -281,6 +281,63 @@ def write_record(root, **changes) -> None:
     (root / RESULTS).write_text(json.dumps({k: v for k, v in record.items() if v is not ...}) + "\n")
 
 
+RESULTS_CASES = [
+    ({"wall_seconds": "abc"}, ["wall_seconds", 'expected a finite number >= 0 or null, got "abc"']),
+    ({"tokens": "many"}, ["tokens", 'expected a whole number >= 0 or null, got "many"']),
+    ({"cost_usd": "1"}, ["cost_usd", 'got "1"']),
+    ({"tokens": -1}, ["tokens", "got -1"]),
+    ({"tokens": 1.5}, ["tokens", "got 1.5"]),
+    ({"tokens": True}, ["tokens", "got true"]),
+    ({"input_tokens": "3"}, ["input_tokens", 'got "3"']),
+    ({"output_tokens": -2}, ["output_tokens", "got -2"]),
+    ({"cost_usd": float("nan")}, ["cost_usd", "got NaN"]),
+    ({"cost_usd": -0.01}, ["cost_usd", "got -0.01"]),
+    ({"wall_seconds": float("inf")}, ["wall_seconds", "got Infinity"]),
+    ({"agent_seconds": [1]}, ["agent_seconds", "got [1]"]),
+    ({"checks_seconds": False}, ["checks_seconds", "got false"]),
+    ({"attempt": 0}, ["attempt", "expected a whole number >= 1, got 0"]),
+    ({"attempt": None}, ["attempt", "got null"]),
+    ({"attempt": 1.0}, ["attempt", "got 1.0"]),
+    ({"k": 0}, ["k", "expected a whole number >= 1, got 0"]),
+    ({"k": "5"}, ["k", 'got "5"']),
+    ({"requested": -3}, ["requested", "expected a whole number >= 1, got -3"]),
+    ({"passed": False}, ["passed", 'got false with status "pass"']),
+    ({"status": "fail"}, ["passed", 'got true with status "fail"']),
+    ({"status": "error", "passed": True}, ["passed", '"error"']),
+    ({"passed": ...}, ["passed", "missing field"]),
+]
+RESULTS_CLI_CASES = [RESULTS_CASES[i] for i in (0, 1, 2, 8, 13, 16, 19)]
+
+
+@pytest.mark.parametrize(("changes", "needles"), RESULTS_CLI_CASES)
+def test_bad_results_field(tmp_path, cli, assert_bad_input, changes, needles):
+    write_record(tmp_path, **changes)
+    line = assert_bad_input(cli("report", cwd=tmp_path), *needles)
+    assert line.startswith(f"ci-eval: error: {RESULTS}:1: {needles[0]}: ")
+
+
+@pytest.mark.parametrize(("changes", "needles"), RESULTS_CASES)
+def test_bad_results_field_matrix(tmp_path, main_cli, assert_bad_input, changes, needles):
+    write_record(tmp_path, **changes)
+    line = assert_bad_input(main_cli("report", cwd=tmp_path), *needles)
+    assert line.startswith(f"ci-eval: error: {RESULTS}:1: {needles[0]}: ")
+
+
+def test_results_optional_numbers_may_be_null_or_valid(tmp_path, main_cli):
+    write_record(tmp_path, attempt=2, k=1, requested=1, tokens=0, input_tokens=None, output_tokens=7,
+                 cost_usd=0, wall_seconds=1.5, agent_seconds=None, checks_seconds=0.25)
+    result = main_cli("report", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    with open(tmp_path / RESULTS, "a") as handle:
+        handle.write(json.dumps({**RECORD, "run": 2, "status": "timeout", "passed": False}) + "\n")
+    assert main_cli("report", cwd=tmp_path).returncode == 0
+
+
+def test_results_file_that_is_a_folder(tmp_path, cli, assert_bad_input):
+    (tmp_path / "results" / "x.jsonl").mkdir(parents=True)
+    assert_bad_input(cli("report", cwd=tmp_path), "results/x.jsonl", "is a folder")
+
+
 @pytest.mark.parametrize("target", ["folder", "existing-folder", "missing/out.txt"])
 def test_report_output_must_be_a_file_path(tmp_path, cli, assert_bad_input, target):
     write_record(tmp_path)
