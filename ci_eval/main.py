@@ -1,13 +1,27 @@
-"""CLI entry point: wires subcommands, turns UserError into a one-line message and exit 2."""
+"""CLI entry point: wires subcommands and maps every outcome to an exit code.
+
+Exit codes:
+  0  success
+  1  the result is bad: a regression, an invalid task, a failed verification (EXIT_FAILED)
+  2  bad input or environment: a UserError, an argparse usage error, or an OSError nobody
+     handled (printed as one line naming the path)
+  3  internal error: any other unexpected exception, printed as one line; set CI_EVAL_DEBUG=1
+     for the traceback. Never 1, so a crash is not mistaken for a regression.
+  130  interrupted (Ctrl-C)
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from ci_eval import __version__
 from ci_eval.errors import EXIT_BAD_INPUT, UserError
+
+EXIT_INTERNAL = 3  # an unexpected exception (a bug): see the module docstring
+DEBUG_ENV = "CI_EVAL_DEBUG"
 
 # (subcommand, module). Each module defines add_parser(subparsers) and run(args) -> int.
 COMMANDS = [
@@ -87,9 +101,8 @@ def positive_seconds(text: str) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)  # usage errors: SystemExit(2), passed through
         return int(args.handler(args) or 0)
     except UserError as exc:
         print(f"ci-eval: error: {exc}", file=sys.stderr)
@@ -99,6 +112,42 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        _traceback_if_debugging()
+        print(f"ci-eval: error: {_os_error_line(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as exc:  # noqa: BLE001 - the last resort: exit 3, never a traceback
+        _traceback_if_debugging()
+        hint = "" if _debugging() else f"; rerun with {DEBUG_ENV}=1 for the traceback"
+        print(f"ci-eval: error: {_one_line(exc)} (internal error{hint})", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _os_error_line(exc: OSError) -> str:
+    """'PATH: Permission denied' (both paths for a rename or copy), on one line."""
+    reason = exc.strerror or _one_line(exc)
+    paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
+    return _collapse(f"{' -> '.join(paths)}: {reason}" if paths else reason)
+
+
+def _one_line(exc: BaseException, limit: int = 300) -> str:
+    text = _collapse(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _debugging() -> bool:
+    return os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
+def _traceback_if_debugging() -> None:
+    if _debugging():
+        import traceback
+
+        traceback.print_exc()
 
 
 if __name__ == "__main__":

@@ -361,6 +361,13 @@ def test_schema_output_onto_a_folder(tmp_path, cli, assert_bad_input):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_run_out_that_is_a_file(repo_root, make_task, cli, assert_bad_input):
+    make_task(repo_root)
+    (repo_root / "afile").write_text("not a folder\n")
+    assert_bad_input(cli("run", "--out", "afile", "-k", "1", cwd=repo_root), "afile")
+    assert (repo_root / "afile").read_text() == "not a folder\n"
+
+
 # --- the atomic writer and folder helper (ci_eval/output.py) ----------------------------------
 
 
@@ -431,3 +438,46 @@ def test_resume_drops_a_torn_tail_atomically(tmp_path, capsys):
     assert path.read_text() == json.dumps(RECORD) + "\n"
     assert path.stat().st_mode & 0o777 == 0o640
     assert [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+# --- main(): unexpected errors never exit 1 ---------------------------------------------------
+
+
+def _cli_with_failing_handler(exception: str, env=None):
+    """The real CLI (`list`) in a subprocess whose handler raises `exception`."""
+    import subprocess
+    import sys
+
+    from conftest import _cli_env
+
+    code = (
+        "import ci_eval.commands.list_tasks as cmd\n"
+        "def boom(args):\n"
+        f"    raise {exception}\n"
+        "cmd.run = boom\n"
+        "from ci_eval.main import main\n"
+        "raise SystemExit(main(['list']))\n"
+    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False, env=_cli_env(env), timeout=60)
+
+
+def test_unexpected_os_error_is_bad_input_naming_the_path(assert_bad_input):
+    result = _cli_with_failing_handler("PermissionError(13, 'Permission denied', '/x/y.json')")
+    line = assert_bad_input(result, "/x/y.json", "Permission denied")
+    assert line == "ci-eval: error: /x/y.json: Permission denied"
+
+
+def test_unexpected_exception_exits_3_in_one_line():
+    result = _cli_with_failing_handler("ValueError('bad\\nthing')")
+    assert result.returncode == 3, result.stderr
+    assert "Traceback" not in result.stderr
+    hint = "(internal error; rerun with CI_EVAL_DEBUG=1 for the traceback)"
+    assert result.stderr.strip().splitlines() == [f"ci-eval: error: ValueError: bad thing {hint}"]
+
+
+def test_debug_env_shows_the_traceback():
+    result = _cli_with_failing_handler("KeyError('x')", env={"CI_EVAL_DEBUG": "1"})
+    assert result.returncode == 3
+    assert "Traceback" in result.stderr and "in boom" in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == "ci-eval: error: KeyError: 'x' (internal error)"
