@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import os
 import sys
 
@@ -90,13 +91,16 @@ def positive_int(text: str) -> int:
 
 
 def positive_seconds(text: str) -> float:
-    """argparse type: a number of seconds > 0."""
+    """argparse type: a finite number of seconds > 0 and at most MAX_TIMEOUT_SECONDS (24 h)."""
+    from ci_eval.tasks import MAX_TIMEOUT_SECONDS
+
+    expected = f"expected seconds > 0 and <= {MAX_TIMEOUT_SECONDS:g}"
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {text}")
+        raise argparse.ArgumentTypeError(f"{expected}, got {text!r}") from None
+    if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT_SECONDS):
+        raise argparse.ArgumentTypeError(f"{expected}, got {text}")
     return value
 
 

@@ -35,6 +35,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ci_eval import strict_json
 from ci_eval.errors import UserError
 from ci_eval.tasks import (
     METADATA_FILE,
@@ -154,6 +155,14 @@ def metadata_problems(metadata: object, path: Path, *, task: str | None = None) 
         Problem(Path(path), p.message, field=p.json_path, task=task)
         for p in schema.schema_problems(metadata, "metadata")
     ]
+    # NaN passes every bound of a JSON schema (all comparisons with it are false).
+    bad_number = strict_json.first_non_finite(metadata)
+    if bad_number is not None and bad_number[0] not in {p.field for p in problems}:
+        where, value = bad_number
+        problems.append(
+            Problem(Path(path), f"expected a finite number, got {strict_json.show_number(value)}",
+                    field=where, task=task)
+        )
     if isinstance(metadata, dict):
         known = list(schema.load_schema("metadata").get("properties", {}))
         for key in metadata:
@@ -267,7 +276,7 @@ def _read_metadata(path: Path, *, task: str | None = None) -> tuple[object, list
     except UnicodeDecodeError as exc:
         return None, [Problem(path, f"not UTF-8 text (byte {exc.start})", task=task)]
     try:
-        return json.loads(text), []
+        return strict_json.loads(text), []
     except json.JSONDecodeError as exc:
         return None, [
             Problem(
@@ -277,6 +286,8 @@ def _read_metadata(path: Path, *, task: str | None = None) -> tuple[object, list
                 task=task,
             )
         ]
+    except strict_json.StrictJSONError as exc:
+        return None, [Problem(path, f"invalid JSON: {exc}", task=task)]
 
 
 def _layout_problems(path: Path) -> list[Problem]:

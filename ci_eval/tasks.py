@@ -22,6 +22,8 @@ from ci_eval.errors import UserError
 TASK_DIR_RE = re.compile(r"^task-(\d{3,})-([a-z0-9]+(?:-[a-z0-9]+)*)$")
 DEFAULT_AGENT_TIMEOUT = 600.0
 DEFAULT_CHECKS_TIMEOUT = 120.0
+# Upper bound of every timeout (task metadata, --timeout): 24 h. metadata.schema.json repeats it.
+MAX_TIMEOUT_SECONDS = 86400.0
 METADATA_FILE = "metadata.json"
 PATCH_SUFFIXES = (".patch", ".diff")  # also what ci_eval.workspace applies as patches
 OUTPUT_SUFFIXES = PATCH_SUFFIXES + (".sh",)  # what solution/ and negatives/ entries may be

@@ -9,6 +9,7 @@ import json
 import pytest
 
 META = "tasks/task-001-example/metadata.json"
+VALID_META = '{"difficulty": 2, "area": "x", "tags": [], "created": "2026-01-01"'  # open: add "}"
 
 
 METADATA_CASES = [
@@ -43,10 +44,24 @@ METADATA_CASES = [
         ["$.human_label.labelled_by", "unknown field"],
     ),
     ({"human_label": 0.8}, ["$.human_label", "expected object"]),
-    ({"timeout_seconds": -5}, ["$.timeout_seconds", "expected positive number, got -5"]),
+    (
+        {"timeout_seconds": -5},
+        ["$.timeout_seconds", "expected positive number <= 86400 (24 h), got -5"],
+    ),
     ({"timeout_seconds": 0}, ["$.timeout_seconds", "positive number"]),
-    ({"timeout_seconds": "ten"}, ["$.timeout_seconds", "positive number or object", '"ten"']),
+    (
+        {"timeout_seconds": "ten"},
+        ["$.timeout_seconds", "positive number <= 86400 (24 h) or object", '"ten"'],
+    ),
     ({"timeout_seconds": {"agent": 0}}, ["$.timeout_seconds.agent", "positive number"]),
+    ({"timeout_seconds": 86401}, ["$.timeout_seconds", "<= 86400", "got 86401"]),
+    ({"timeout_seconds": {"checks": 1e300}}, ["$.timeout_seconds.checks", "<= 86400"]),
+    ({"timeout_seconds": float("inf")}, ["$.timeout_seconds", "got Infinity"]),
+    ({"timeout_seconds": float("nan")}, ["$.timeout_seconds", "expected a finite number, got NaN"]),
+    (
+        {"human_label": {"expected_pass_rate": float("nan")}},
+        ["$.human_label.expected_pass_rate", "finite", "NaN"],
+    ),
     ({"timeout_seconds": {"check": 5}}, ["$.timeout_seconds.check", "unknown field"]),
     ({"timeout_seconds": {}}, ["$.timeout_seconds", "at least one of agent, checks"]),
     ({"requires": "ruff"}, ["$.requires", "expected list of strings", '"ruff"']),
@@ -57,7 +72,7 @@ METADATA_CASES = [
     ({"timeout": 30}, ["$.timeout", "did you mean 'timeout_seconds'"]),
 ]
 # The real CLI as a subprocess for a representative few; the whole matrix in-process (fast).
-METADATA_CLI_CASES = [METADATA_CASES[i] for i in (0, 5, 10, 13, 19, 21, 25, 28)]
+METADATA_CLI_CASES = [METADATA_CASES[i] for i in (0, 5, 10, 13, 19, 21, 23, 26, 30, 33)]
 
 
 @pytest.mark.parametrize(("metadata", "needles"), METADATA_CLI_CASES)
@@ -87,6 +102,13 @@ def test_bad_metadata_field_matrix(
             ["$.difficulty", "missing"],
         ),
         (b"\xff\xfe{}", ["not UTF-8"]),
+        # Python's json reads 1e999 as inf and NaN as nan; neither is a timeout.
+        (VALID_META + ', "timeout_seconds": 1e999}', ["$.timeout_seconds", "got Infinity"]),
+        (
+            VALID_META + ', "timeout_seconds": {"agent": NaN}}',
+            ["$.timeout_seconds.agent", "expected a finite number, got NaN"],
+        ),
+        (VALID_META + ', "difficulty": 3}', ["invalid JSON", 'duplicate key "difficulty"']),
     ],
 )
 def test_bad_metadata_file(repo_root, make_task, cli, assert_bad_input, content, needles):
@@ -366,6 +388,31 @@ def test_run_out_that_is_a_file(repo_root, make_task, cli, assert_bad_input):
     (repo_root / "afile").write_text("not a folder\n")
     assert_bad_input(cli("run", "--out", "afile", "-k", "1", cwd=repo_root), "afile")
     assert (repo_root / "afile").read_text() == "not a folder\n"
+
+
+@pytest.mark.parametrize("value", ["inf", "1e300", "nan", "86401", "0", "-1", "soon"])
+def test_run_timeout_must_be_finite_and_at_most_a_day(repo_root, make_task, cli, assert_bad_input,
+                                                      value):
+    make_task(repo_root)
+    assert_bad_input(cli("run", "--timeout", value, cwd=repo_root),
+                     "--timeout", "expected seconds > 0 and <= 86400", value)
+    assert not (repo_root / "results").exists()
+
+
+def test_positive_seconds_bounds():
+    import argparse
+
+    from ci_eval.main import positive_seconds
+    from ci_eval.schema import load_schema
+    from ci_eval.tasks import MAX_TIMEOUT_SECONDS
+
+    assert positive_seconds("86400") == 86400.0 == MAX_TIMEOUT_SECONDS
+    assert positive_seconds("0.5") == 0.5
+    for text in ("86400.5", "Infinity", "-inf", "NaN", "0"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            positive_seconds(text)
+    # metadata.schema.json states the same bound
+    assert load_schema("metadata")["$defs"]["seconds"]["maximum"] == MAX_TIMEOUT_SECONDS
 
 
 # --- the atomic writer and folder helper (ci_eval/output.py) ----------------------------------
