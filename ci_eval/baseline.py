@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 
+from ci_eval import strict_json
 from ci_eval.errors import UserError
 from ci_eval.output import write_atomic
 
@@ -208,10 +209,12 @@ def load_baseline(path: Path) -> Baseline:
             path=path,
         )
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = strict_json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise UserError(f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})",
                         path=path)
+    except strict_json.StrictJSONError as exc:
+        raise UserError(f"invalid JSON: {exc}", path=path)
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"cannot read ({exc})", path=path)
     return parse_baseline(data, path)
@@ -228,6 +231,11 @@ def parse_baseline(data: object, path: object = BASELINE_FILE) -> Baseline:
                 f"({SCHEMA_VERSION}); upgrade ci-eval",
                 path=path, field="$.schema_version",
             )
+    bad_number = strict_json.first_non_finite(data)
+    if bad_number is not None:
+        where, value = bad_number
+        raise UserError(f"expected a finite number, got {strict_json.show_number(value)}",
+                        path=path, field=where)
     schema.validate_instance(data, "baseline", path=path)
     entries = {}
     for task, raw in data["tasks"].items():

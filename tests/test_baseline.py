@@ -112,6 +112,54 @@ def test_save_is_atomic_and_keeps_the_mode(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["baseline.json"]
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "field"),
+    [
+        ('"pass_rate": 0.8', '"pass_rate": NaN',
+         "$.tasks.task-001-a.pass_rate: expected a finite number, got NaN"),
+        ('"avg_wall_seconds": 3.5', '"avg_wall_seconds": Infinity',
+         "$.tasks.task-001-a.avg_wall_seconds: expected a finite number, got Infinity"),
+        ('"avg_tokens": 100.0', '"avg_tokens": 1e999', "$.tasks.task-001-a.avg_tokens: "),
+    ],
+)
+def test_non_finite_numbers_are_refused(tmp_path, old, new, field):
+    path = tmp_path / "baseline.json"
+    text = json.dumps(good_data())
+    assert old in text
+    path.write_text(text.replace(old, new))
+    with pytest.raises(UserError) as info:
+        bl.load_baseline(path)
+    assert str(info.value).startswith(f"{path}: {field}")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "key"),
+    [
+        ('"passes": 4,', '"passes": 4, "passes": 5,', "passes"),
+        ('"agent": "ref",', '"agent": "ref", "tasks": {},', "tasks"),
+    ],
+)
+def test_duplicate_keys_are_refused(tmp_path, old, new, key):
+    path = tmp_path / "baseline.json"
+    text = json.dumps(good_data())
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    with pytest.raises(UserError) as info:
+        bl.load_baseline(path)
+    assert str(info.value) == (
+        f'{path}: invalid JSON: duplicate key "{key}" (each key may appear once per object)'
+    )
+
+
+def test_cli_refuses_nan_baseline_in_one_line(repo):
+    text = json.dumps(good_data()).replace('"pass_rate": 0.8', '"pass_rate": NaN')
+    (repo / "baseline.json").write_text(text)
+    assert_bad_input(cli("baseline", "show", cwd=repo), "baseline.json",
+                     "$.tasks.task-001-a.pass_rate", "finite", "NaN")
+    assert_bad_input(cli("baseline", "update", "--all", cwd=repo), "baseline.json", "NaN")
+    assert (repo / "baseline.json").read_text() == text
+
+
 def test_save_onto_a_folder_or_into_a_missing_one(tmp_path):
     with pytest.raises(UserError, match="--baseline: is a folder"):
         bl.save_baseline(tmp_path, bl.Baseline())
