@@ -73,23 +73,10 @@ def check_record(record: object, path: Path, line_no: int) -> dict:
         )
     if record["run"] < 1:
         raise UserError(f"expected a run number >= 1, got {record['run']}", path=where, field="run")
-    for name, minimum in COUNT_FIELDS.items():
-        value = record.get(name)
-        if name in record and not (_is_int(value) and value >= minimum):
-            raise UserError(f"expected a whole number >= {minimum}, got {_shown(value)}",
-                            path=where, field=name)
-    for name in OPTIONAL_COUNT_FIELDS:
-        value = record.get(name)
-        if value is not None and not (_is_int(value) and value >= 0):
-            raise UserError(f"expected a whole number >= 0 or null, got {_shown(value)}",
-                            path=where, field=name)
-    for name in OPTIONAL_AMOUNT_FIELDS:
-        value = record.get(name)
-        if value is not None and not (
-            (_is_int(value) or isinstance(value, float)) and math.isfinite(value) and value >= 0
-        ):
-            raise UserError(f"expected a finite number >= 0 or null, got {_shown(value)}",
-                            path=where, field=name)
+    for name in (*COUNT_FIELDS, *OPTIONAL_COUNT_FIELDS, *OPTIONAL_AMOUNT_FIELDS):
+        problem = number_problem(name, record[name]) if name in record else None
+        if problem:
+            raise UserError(problem, path=where, field=name)
     expected_task = path.name[: -len(".jsonl")]
     if record["task"] != expected_task:
         raise UserError(
@@ -98,6 +85,27 @@ def check_record(record: object, path: Path, line_no: int) -> dict:
             field="task",
         )
     return record
+
+
+def number_problem(name: str, value: object) -> str | None:
+    """What is wrong with `value` as the optional numeric record field `name` ("expected ...,
+    got ..."), or None when it is fine. The one rule for reading results and for what an agent
+    reports as usage (tokens, input_tokens, output_tokens, cost_usd)."""
+    if name in COUNT_FIELDS:
+        minimum = COUNT_FIELDS[name]
+        if not (_is_int(value) and value >= minimum):
+            return f"expected a whole number >= {minimum}, got {_shown(value)}"
+    elif name in OPTIONAL_COUNT_FIELDS:
+        if value is not None and not (_is_int(value) and value >= 0):
+            return f"expected a whole number >= 0 or null, got {_shown(value)}"
+    elif name in OPTIONAL_AMOUNT_FIELDS:
+        if value is not None and not (
+            (_is_int(value) or isinstance(value, float)) and math.isfinite(value) and value >= 0
+        ):
+            return f"expected a finite number >= 0 or null, got {_shown(value)}"
+    else:
+        raise KeyError(name)
+    return None
 
 
 def _is_int(value: object) -> bool:

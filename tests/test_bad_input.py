@@ -360,6 +360,20 @@ def test_results_file_that_is_a_folder(tmp_path, cli, assert_bad_input):
     assert_bad_input(cli("report", cwd=tmp_path), "results/x.jsonl", "is a folder")
 
 
+def test_number_problem_is_the_rule_for_usage_values():
+    from ci_eval.results import number_problem
+
+    assert number_problem("tokens", 120) is None and number_problem("tokens", None) is None
+    assert number_problem("cost_usd", 0.25) is None and number_problem("cost_usd", 3) is None
+    assert number_problem("tokens", 1.0) == "expected a whole number >= 0 or null, got 1.0"
+    assert number_problem("cost_usd", float("nan")) == (
+        "expected a finite number >= 0 or null, got NaN"
+    )
+    assert number_problem("k", None) == "expected a whole number >= 1, got null"
+    with pytest.raises(KeyError):
+        number_problem("diff", "x")
+
+
 @pytest.mark.parametrize("target", ["folder", "existing-folder", "missing/out.txt"])
 def test_report_output_must_be_a_file_path(tmp_path, cli, assert_bad_input, target):
     write_record(tmp_path)
