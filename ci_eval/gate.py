@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from ci_eval import stats
+from ci_eval import summary as summary_mod
 from ci_eval.baseline import Baseline, BaselineEntry
 from ci_eval.errors import UserError
 from ci_eval.summary import TaskSummary
@@ -80,13 +81,10 @@ def gated_baseline_rate(entry: BaselineEntry | None, *, aspirational: bool = Fal
 
 
 def default_k(run_counts: Iterable[int]) -> int:
-    """Runs asked per task when no -k is given: the most common number of recorded runs (ties:
-    the smaller, since confirmation only ever adds runs). 1 for no results."""
-    counts = Counter(n for n in run_counts if n > 0)
-    if not counts:
-        return 1
-    best = max(counts.values())
-    return min(n for n, c in counts.items() if c == best)
+    """The number of runs asked of a task whose results do not record it (older ci-eval): the
+    most common number of recorded runs (ties: the smaller). 1 for no results. Results of
+    `ci-eval run` record theirs per task; see summary.summarize_results."""
+    return summary_mod.default_k(run_counts)
 
 
 def check_agents(baseline_agent: str | None, result_agents: Iterable[str], *,

@@ -3,6 +3,9 @@
 Infrastructure errors are retried up to `max_attempts`; the final line records the status, the
 attempt count and the earlier errors' reasons. Runs go `jobs` at a time on threads (the work is in
 subprocesses). A hook may ask for more runs of a task once its runs are in (confirmation).
+
+Every line records `k` (the -k of the invocation that ran it) and `requested` (the valid runs asked
+of the task when it was recorded: k, or the confirmation stage); summary.summarize reads them.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from ci_eval.agents import RunPaths, run_agent
 from ci_eval.config import AgentConfig
 from ci_eval.isolation import TEMP_PREFIX, Isolation
 from ci_eval.scoring import run_checks
+from ci_eval.summary import VALID_STATUSES
 from ci_eval.tasks import Task
 from ci_eval.workspace import WorkspaceError, WorkspaceFactory, capture_diff, remove_tree
 
@@ -127,7 +131,8 @@ def run_tasks(tasks: list[Task], k: int, jobs: int, ctx: RunContext, *,
     records = {task.id: recorded_runs(ctx.out_dir, task) for task in tasks}
     by_id = {task.id: task for task in tasks}
     outstanding = {task.id: 0 for task in tasks}
-    target = {task.id: k for task in tasks}
+    target = {task.id: k for task in tasks}  # run numbers 1..target
+    asked = {task.id: k for task in tasks}  # valid runs asked: k, or the confirmation stage
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {}
@@ -144,6 +149,8 @@ def run_tasks(tasks: list[Task], k: int, jobs: int, ctx: RunContext, *,
         def finished(task: Task) -> None:
             extra = more_runs(task, records[task.id]) if more_runs else 0
             if extra > 0:
+                valid = sum(1 for r in records[task.id] if r["status"] in VALID_STATUSES)
+                asked[task.id] = valid + extra
                 target[task.id] = len(records[task.id]) + extra
                 if progress:
                     progress.confirming(task.id, target[task.id])
@@ -160,6 +167,8 @@ def run_tasks(tasks: list[Task], k: int, jobs: int, ctx: RunContext, *,
             for future in done:
                 task_id = futures.pop(future)
                 record = future.result()
+                record["k"] = k
+                record["requested"] = asked[task_id]
                 with ctx.write_lock:
                     results_mod.append_record(results_mod.results_path(ctx.out_dir, task_id), record)
                 records[task_id].append(record)

@@ -1,7 +1,19 @@
-"""Per-task summary of run records (pure): the numbers every report and the gate start from."""
+"""Per-task summary of run records (pure): the numbers every report and the gate start from.
+
+How many valid runs a task was asked for (fewer = inconclusive), in this order:
+  1. an explicit k (the -k of report, compare, baseline update): max(k, recorded runs);
+  2. what its records say: the largest `requested` (k, or the confirmation stage the run was part
+     of) or `k` recorded with its runs by `ci-eval run`. Each task has its own: confirmation
+     adding runs to other tasks does not raise it;
+  3. results recorded without either (older ci-eval): max(fallback, recorded runs), where the
+     fallback of a results folder is the most common number of runs per task (default_k).
+summarize_results applies this to a whole folder; run, report, compare and baseline update use it.
+"""
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 
@@ -13,7 +25,7 @@ VALID_STATUSES = ("pass", "fail", "timeout")  # timeout counts as a fail; error 
 @dataclass(frozen=True)
 class TaskSummary:
     task: str
-    requested: int  # runs asked for (k); max(k, recorded runs)
+    requested: int  # valid runs asked for (see the module docstring)
     runs: int  # valid runs (pass/fail/timeout)
     passes: int
     fails: int
@@ -23,7 +35,7 @@ class TaskSummary:
     pass_at_1: float | None
     pass_at_k: float | None
     pass_hat_k: float | None
-    k: int  # the k used for pass@k / pass^k (min(requested k, runs))
+    k: int  # the k used for pass@k / pass^k (min(the k asked, runs))
     mean_tokens: float | None
     mean_wall_seconds: float | None
     p95_wall_seconds: float | None
@@ -45,9 +57,62 @@ class TaskSummary:
         return data
 
 
-def summarize(task: str, records: list[dict], k: int | None = None) -> TaskSummary:
-    """Summarize one task's records (one per run). k defaults to the number of recorded runs."""
-    requested = max(k or 0, len(records))
+def recorded_k(records: Iterable[dict]) -> int | None:
+    """The k the task's runs were recorded with (the largest), None when none records one."""
+    values = [r["k"] for r in records if _count(r.get("k"))]
+    return max(values) if values else None
+
+
+def recorded_request(records: Iterable[dict]) -> int | None:
+    """The valid runs asked of the task by `ci-eval run` (largest `requested` or `k` recorded),
+    None for results recorded without them."""
+    values = [v for r in records for v in (r.get("requested"), r.get("k")) if _count(v)]
+    return max(values) if values else None
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def default_k(run_counts: Iterable[int]) -> int:
+    """The fallback for results recorded without k: the most common number of recorded runs
+    per task (ties: the smaller, since confirmation only ever adds runs). 1 for no results."""
+    counts = Counter(n for n in run_counts if n > 0)
+    if not counts:
+        return 1
+    best = max(counts.values())
+    return min(n for n, c in counts.items() if c == best)
+
+
+def summarize_results(loaded: Mapping[str, list[dict]],
+                      k: int | None = None) -> dict[str, TaskSummary]:
+    """Every task of a results folder (task id -> records), with the same requested counts
+    whichever command asks: k (explicit) overrides; see the module docstring."""
+    fallback = None
+    if k is None:
+        fallback = default_k(len(records) for records in loaded.values()
+                             if recorded_request(records) is None)
+    return {task: summarize(task, records, k, fallback_k=fallback)
+            for task, records in loaded.items()}
+
+
+def typical_k(loaded: Mapping[str, list[dict]]) -> int:
+    """One k to show for a whole results folder: the most common k recorded (the fallback for
+    results without one)."""
+    return default_k(recorded_k(records) or len(records) for records in loaded.values())
+
+
+def summarize(task: str, records: list[dict], k: int | None = None, *,
+              fallback_k: int | None = None) -> TaskSummary:
+    """Summarize one task's records (one per run). k: an explicit number of runs asked (it
+    overrides what the records say); fallback_k: for records that say nothing; neither: the
+    number of recorded runs."""
+    asked = recorded_request(records)
+    if k is None and asked is not None:
+        requested, k = asked, recorded_k(records) or asked
+    else:
+        k = k or fallback_k
+        requested = max(k or 0, len(records))
     valid = [r for r in records if r["status"] in VALID_STATUSES]
     passes = sum(1 for r in valid if r["status"] == "pass")
     n = len(valid)

@@ -170,6 +170,28 @@ def test_confirmation_runs_count_in_the_rule(root):
     assert data["tasks"][0]["status"] == "unchanged"
 
 
+def test_each_task_is_judged_on_its_own_recorded_k(root):
+    # confirmation took 3 of 4 tasks to 10 runs: the 5/5 task is still conclusive
+    names = ["task-001-a", "task-002-b", "task-003-c", "task-004-d"]
+    for name in names:
+        write_task(root, name)
+    write_baseline(root, dict.fromkeys(names, (5, 5)))
+    for name in names:
+        write_results(root, name, "ppppp" if name == "task-004-d" else "ppfff" + "ppppp")
+        path = root / "results" / f"{name}.jsonl"
+        lines = [json.loads(line) for line in path.read_text().splitlines()]
+        for rec in lines:
+            rec.update(k=5, requested=5 if rec["run"] <= 5 else 10)
+        path.write_text("".join(json.dumps(rec) + "\n" for rec in lines))
+    result = cli("compare", "--format", "json", cwd=root)
+    data = json.loads(result.stdout)
+    assert result.returncode == 0, result.stdout
+    assert {t["task"]: t["status"] for t in data["tasks"]} == dict.fromkeys(names, "unchanged")
+    assert data["k"] == 5
+    assert [t["current"]["requested"] for t in data["tasks"]] == [10, 10, 10, 5]
+    assert cli("compare", "-k", "10", cwd=root).returncode == 1  # an explicit -k still overrides
+
+
 # --- agents -------------------------------------------------------------------------------------
 
 

@@ -7,6 +7,7 @@ from fractions import Fraction as F
 import pytest
 
 from ci_eval import gate
+from ci_eval import summary as summary_mod
 from ci_eval.baseline import Baseline, BaselineEntry
 from ci_eval.errors import UserError
 from ci_eval.summary import summarize
@@ -235,6 +236,41 @@ def test_default_k():
     assert gate.default_k([5, 10]) == 5
     assert gate.default_k([3, 5, 5]) == 5  # a crashed task stays short -> inconclusive
     assert gate.default_k([]) == 1
+
+
+def asked(outcomes: str, k: int, stages: tuple[int, ...] = ()) -> list:
+    """Records as `ci-eval run` writes them: k, and `requested` raised by confirmation stages."""
+    recs = records("task-001-a", outcomes)
+    for rec in recs:
+        rec["k"] = k
+        rec["requested"] = next((s for s in (k, *stages) if rec["run"] <= s), rec["run"])
+    return recs
+
+
+def test_each_task_is_asked_its_own_recorded_count():
+    loaded = {"task-001-a": asked("ppfff" + "ppppp", 5, (10,)),
+              "task-002-b": asked("ppfff" + "ppppp", 5, (10,)),
+              "task-003-c": asked("ppppp", 5)}
+    summaries = summary_mod.summarize_results(loaded)
+    assert {t: (s.requested, s.k, s.inconclusive) for t, s in summaries.items()} == {
+        "task-001-a": (10, 5, False), "task-002-b": (10, 5, False), "task-003-c": (5, 5, False)}
+    # the same runs recorded without k: the most common count (10) for every task
+    bare = {t: [{k: v for k, v in r.items() if k not in ("k", "requested")} for r in recs]
+            for t, recs in loaded.items()}
+    assert summary_mod.summarize_results(bare)["task-003-c"].inconclusive
+    # an explicit k overrides what the records say
+    assert summary_mod.summarize_results(loaded, k=10)["task-003-c"].inconclusive
+    assert summary_mod.typical_k(loaded) == 5
+
+
+def test_errors_short_of_a_task_own_request_are_inconclusive():
+    confirmed = asked("ppfff" + "eeeee", 5, (10,))  # the stage's runs all errored
+    assert summarize("task-001-a", confirmed).inconclusive
+    short = asked("pppe", 4)
+    assert summarize("task-001-a", short).inconclusive
+    resumed = asked("pp", 2) + [{**r, "k": 3, "requested": 3} for r in asked("ppp", 3)[2:]]
+    s = summarize("task-001-a", resumed)
+    assert (s.requested, s.runs, s.inconclusive) == (3, 3, False)
 
 
 def test_check_agents():

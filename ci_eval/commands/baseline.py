@@ -42,7 +42,9 @@ def add_parser(subparsers) -> None:
     update.add_argument("--date", metavar="YYYY-MM-DD",
                         help="recorded date (default: today, UTC)")
     update.add_argument("-k", type=positive_int, default=None, metavar="N",
-                        help="runs asked per task (default: the most common number recorded)")
+                        help="valid runs asked of every task, overriding what `ci-eval run` "
+                        "recorded; a task with fewer is refused (default: each task's own k, "
+                        "or confirmation stage, recorded with its runs)")
     update.set_defaults(handler=run_update)
 
     show = sub.add_parser("show", help="print baseline.json as a table (or --json)",
@@ -82,7 +84,7 @@ def run_update(args: argparse.Namespace) -> int:
         updated_entry,
     )
     from ci_eval.errors import UserError
-    from ci_eval.summary import summarize
+    from ci_eval.summary import summarize_results
     from ci_eval.tasks import load_tasks
 
     if args.all == bool(args.tasks):
@@ -109,7 +111,7 @@ def run_update(args: argparse.Namespace) -> int:
         allow_mismatch=args.allow_agent_mismatch,
         results_path=results_dir,
     )
-    k = args.k or gate.default_k(len(records) for records in loaded.values())
+    summaries = summarize_results(loaded, args.k)
 
     entries = dict(baseline.entries)
     lines = []
@@ -119,7 +121,7 @@ def run_update(args: argparse.Namespace) -> int:
             raise UserError("missing prompt.md (its hash is part of the baseline)",
                             path=task.prompt_path)
         records = loaded[task.id]
-        summary = summarize(task.id, records, k)
+        summary = summaries[task.id]
         old = entries.get(task.id)
         reason = _refusal(task, summary, records)
         if reason:

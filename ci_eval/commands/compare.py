@@ -28,8 +28,9 @@ def add_parser(subparsers) -> None:
                         help="table (terminal), markdown (PR comment), json, junit")
     parser.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
     parser.add_argument("-k", type=positive_int, default=None, metavar="N",
-                        help="runs asked per task; a task with fewer valid runs is inconclusive "
-                        "(default: the most common number of runs recorded per task)")
+                        help="valid runs asked of every task, overriding what `ci-eval run` "
+                        "recorded; a task with fewer is inconclusive (default: each task's own "
+                        "k, or confirmation stage, recorded with its runs)")
     parser.add_argument("--allow-agent-mismatch", action="store_true",
                         help="compare results recorded with another agent than the baseline's")
     parser.add_argument("--commit", metavar="SHA",
@@ -47,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from ci_eval.errors import UserError
     from ci_eval.output import emit
     from ci_eval.render_compare import render, verdict_line
-    from ci_eval.summary import summarize
+    from ci_eval.summary import summarize_results, typical_k
     from ci_eval.tasks import load_tasks
 
     root = Path(args.root)
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     baseline = load_baseline(baseline_path(root, args.baseline))
     tasks = load_tasks(root)
 
-    k = args.k or gate.default_k(len(records) for records in loaded.values())
+    k = args.k or typical_k(loaded)  # shown in the report; each task has its own
     agent = gate.check_agents(
         baseline.agent,
         (r["agent"] for records in loaded.values() for r in records),
@@ -75,9 +76,10 @@ def run(args: argparse.Namespace) -> int:
                              t.prompt_hash if t.prompt_path.is_file() else None, t.aspirational)
         for t in tasks
     }
+    summaries = summarize_results(loaded, args.k)
     task_results = {
         task: gate.TaskResult(
-            summarize(task, records, k),
+            summaries[task],
             frozenset(r["prompt_hash"] for r in records if isinstance(r.get("prompt_hash"), str)),
         )
         for task, records in loaded.items()

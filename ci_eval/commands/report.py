@@ -11,7 +11,7 @@ def add_parser(subparsers) -> None:
         help="summarize a results folder (table, json or junit)",
         description="Per task: runs, passes, pass rate, pass@1, unbiased pass@k, pass^k, mean "
         "tokens, mean and p95 wall seconds, total cost, errors. Exit 0, or 1 when a task is "
-        "inconclusive (fewer valid runs than recorded), 2 on bad input.",
+        "inconclusive (fewer valid runs than asked), 2 on bad input.",
     )
     add_root_argument(parser)
     parser.add_argument("--results", default="results", metavar="DIR",
@@ -20,8 +20,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--json", action="store_const", const="json", dest="format",
                         help="same as --format json")
     parser.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
-    parser.add_argument("-k", type=positive_int, default=None,
-                        help="k for pass@k and pass^k (default: runs recorded per task)")
+    parser.add_argument("-k", type=positive_int, default=None, metavar="N",
+                        help="valid runs asked of every task: the k of pass@k and pass^k, and a "
+                        "task with fewer valid runs is inconclusive (default: each task's own k, "
+                        "or confirmation stage, recorded with its runs)")
     parser.set_defaults(handler=run)
 
 
@@ -31,12 +33,13 @@ def run(args) -> int:
     from ci_eval import report, results
     from ci_eval.errors import EXIT_FAILED, EXIT_OK, UserError
     from ci_eval.output import emit
-    from ci_eval.summary import summarize
+    from ci_eval.summary import summarize_results
 
     loaded = results.load_results(Path(args.root) / args.results)
     if not loaded:
         raise UserError("no *.jsonl results in the folder", path=Path(args.root) / args.results)
-    summaries = [summarize(task, records, args.k) for task, records in sorted(loaded.items())]
+    by_task = summarize_results(loaded, args.k)
+    summaries = [by_task[task] for task in sorted(by_task)]
     notices = report.isolation_notices([r for records in loaded.values() for r in records])
     emit(report.render(summaries, args.format, notices), args.output)
     return EXIT_FAILED if any(s.inconclusive for s in summaries) else EXIT_OK

@@ -1,0 +1,87 @@
+"""`ci-eval run` under interruption and misuse, and the requested run count that run, report,
+compare and baseline update agree on. The real CLI as a subprocess throughout."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness_helpers import cli, read_lines, write_task
+
+# --- the requested run count, recorded with each run ---------------------------------------------
+
+
+def _baseline(repo: Path, agent: str, rates: dict) -> None:
+    from ci_eval.tasks import load_tasks
+
+    hashes = {t.id: t.prompt_hash for t in load_tasks(repo)}
+    tasks = {}
+    for tid, (passes, runs) in rates.items():
+        tasks[tid] = {"passes": passes, "runs": runs, "pass_rate": passes / runs,
+                      "avg_tokens": None, "avg_wall_seconds": None, "recorded": "2026-11-01",
+                      "aspirational": False, "prompt_hash": hashes[tid],
+                      "snapshots": [{"recorded": "2026-11-01", "passes": passes, "runs": runs}]}
+    (repo / "baseline.json").write_text(
+        json.dumps({"schema_version": 1, "agent": agent, "tasks": tasks}))
+
+
+def test_confirmed_tasks_do_not_make_an_all_pass_task_inconclusive(tmp_path):
+    repo = tmp_path / "repo"
+    names = ["task-001-greet", "task-002-greet", "task-003-steady"]
+    for name in names:
+        write_task(repo, name)
+    agent = tmp_path / "agent.sh"  # tasks 1 and 2 fail runs 1 and 2 (3/5 breaches 1.0 - 0.30)
+    agent.write_text('case "$CI_EVAL_TASK_ID-$CI_EVAL_RUN" in task-00[12]-greet-[12]) ;; '
+                     '*) echo hello > greet.txt ;; esac\n')
+    identity = f"cmd:bash {agent}"
+    _baseline(repo, identity, {name: (5, 5) for name in names})
+    proc = cli("run", "-k", "5", "-j", "4", "--agent-cmd", f"bash {agent}",
+               "--confirm-against", "baseline.json", "--confirm-stages", "5,10", cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    counts = {n: len(read_lines(repo / "results" / f"{n}.jsonl")) for n in names}
+    assert counts == {"task-001-greet": 10, "task-002-greet": 10, "task-003-steady": 5}
+
+    compare = cli("compare", "--format", "json", cwd=repo)
+    assert compare.returncode == 0, compare.stdout + compare.stderr
+    data = json.loads(compare.stdout)
+    assert {t["task"]: t["status"] for t in data["tasks"]} == dict.fromkeys(names, "unchanged")
+    assert data["k"] == 5
+    assert {r["k"] for n in names for r in read_lines(repo / "results" / f"{n}.jsonl")} == {5}
+
+    report = cli("report", "--json", cwd=repo)
+    assert report.returncode == 0, report.stdout
+    assert not any(t["inconclusive"] for t in json.loads(report.stdout)["tasks"])
+
+    update = cli("baseline", "update", "--all", cwd=repo)
+    assert update.returncode == 0, update.stderr
+    assert "refused" not in update.stdout, update.stdout
+    assert "task-003-steady: updated: 5/5 = 1.00 -> 5/5 = 1.00" in update.stdout  # a new date
+
+    # -k stays an explicit override
+    assert cli("compare", "-k", "10", cwd=repo).returncode == 1
+
+
+def test_errored_confirmation_runs_leave_the_task_inconclusive(tmp_path):
+    """Confirmation asked for 10 valid runs; when its runs error the task is short of them."""
+    repo = tmp_path / "repo"
+    write_task(repo)
+    agent = tmp_path / "agent.sh"  # runs 1-2 fail, 3-5 pass, the checks of later runs crash
+    agent.write_text('case "$CI_EVAL_RUN" in [12]) ;; [345]) echo hello > greet.txt ;; '
+                     '*) echo hello > greet.txt; echo > crash ;; esac\n')
+    (repo / "tasks" / "task-001-greet" / "checks.py").write_text(
+        "import os, sys\n"
+        "if os.path.exists('crash'): sys.exit(3)\n"
+        'from ci_eval.checks import file_equals, main\nmain(file_equals("greet.txt", "hello\\n"))\n')
+    _baseline(repo, f"cmd:bash {agent}", {"task-001-greet": (5, 5)})
+    proc = cli("run", "-k", "5", "--max-attempts", "1", "--agent-cmd", f"bash {agent}",
+               "--confirm-against", "baseline.json", "--confirm-stages", "5,10", cwd=repo)
+    lines = sorted(read_lines(repo / "results" / "task-001-greet.jsonl"), key=lambda r: r["run"])
+    assert [r["status"] for r in lines][:5] == ["fail", "fail", "pass", "pass", "pass"]
+    assert {r["status"] for r in lines[5:]} == {"error"}
+    assert proc.returncode == 1, proc.stdout  # inconclusive
+    compare = cli("compare", "--format", "json", cwd=repo)
+    assert compare.returncode == 1
+    (task_verdict,) = json.loads(compare.stdout)["tasks"]
+    assert task_verdict["status"] == "inconclusive"
+
+
