@@ -85,3 +85,33 @@ def test_errored_confirmation_runs_leave_the_task_inconclusive(tmp_path):
     assert task_verdict["status"] == "inconclusive"
 
 
+def assert_one_line_error(proc, *needles):
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+# --- baseline update messages --------------------------------------------------------------------
+
+
+def test_baseline_update_without_a_baseline_file_does_not_say_unchanged(tmp_path):
+    write_task(tmp_path, metadata={"requires": ["ci-eval-no-such-tool"]})
+    assert cli("run", "-k", "2", cwd=tmp_path).returncode == 1  # errors: inconclusive
+    proc = cli("baseline", "update", "--all", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "refused" in proc.stdout
+    assert "unchanged" not in proc.stdout, proc.stdout
+    assert "not written" in proc.stdout and "no baseline yet" in proc.stdout
+    assert not (tmp_path / "baseline.json").exists()
+
+
+def test_baseline_update_when_baseline_json_is_a_folder(tmp_path):
+    write_task(tmp_path)
+    assert cli("run", "-k", "1", cwd=tmp_path).returncode == 0
+    (tmp_path / "baseline.json").mkdir()
+    proc = cli("baseline", "update", "--all", cwd=tmp_path)
+    assert_one_line_error(proc, "baseline.json", "is a folder")
+    assert "not found" not in proc.stderr and "baseline update" not in proc.stderr

@@ -96,7 +96,11 @@ def run_update(args: argparse.Namespace) -> int:
     results_dir = root / args.results
     loaded = results.load_results(results_dir)
     path = baseline_path(root, args.baseline)
-    baseline = load_baseline(path) if path.exists() else Baseline()
+    if path.exists() and not path.is_file():
+        raise UserError("is a folder, expected the baseline file (or nothing, to start one)",
+                        path=path, field="--baseline")
+    existed = path.exists()
+    baseline = load_baseline(path) if existed else Baseline()
 
     missing = [t.id for t in selected if not loaded.get(t.id)]
     if missing and not args.all:
@@ -168,8 +172,10 @@ def run_update(args: argparse.Namespace) -> int:
     if changed:
         save_baseline(path, Baseline(agent=new_agent, entries=entries))
         print(f"wrote {path}: {tally}")
-    else:
+    elif existed:
         print(f"{path} unchanged: {tally}")
+    else:
+        print(f"{path} not written (no baseline yet, nothing recorded): {tally}")
     if counts.get("refused"):
         print(f"ci-eval: {counts['refused']} task(s) refused; see above", file=sys.stderr)
     return 0
