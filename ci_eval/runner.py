@@ -23,6 +23,7 @@ from pathlib import Path
 from ci_eval import results as results_mod
 from ci_eval.agents import RunPaths, run_agent
 from ci_eval.config import AgentConfig
+from ci_eval.errors import UserError
 from ci_eval.isolation import TEMP_PREFIX, Isolation
 from ci_eval.scoring import run_checks
 from ci_eval.summary import VALID_STATUSES
@@ -122,6 +123,25 @@ def recorded_runs(out_dir: Path, task: Task) -> list[dict]:
     if not path.exists():
         return []
     return results_mod.latest_per_run(results_mod.read_records(path, drop_torn_tail=True))
+
+
+def check_resumable(tasks: list[Task], out_dir: Path, agent: str) -> None:
+    """UserError when recorded runs of a task were made by another agent or with another prompt:
+    resuming would pool them with this run's into one pass rate."""
+    for task in tasks:
+        path = results_mod.results_path(out_dir, task.id)
+        for record in recorded_runs(out_dir, task):
+            if record["agent"] != agent:
+                raise UserError(
+                    f"run {record['run']} was recorded with agent {record['agent']!r}, this run "
+                    f"uses {agent!r}; --resume would mix them (use --fresh or another --out)",
+                    path=path, field="agent")
+            recorded_hash = record.get("prompt_hash")
+            if isinstance(recorded_hash, str) and recorded_hash != task.prompt_hash:
+                raise UserError(
+                    f"run {record['run']} was recorded with another prompt.md "
+                    f"({recorded_hash[:19]}, now {task.prompt_hash[:19]}); --resume would mix "
+                    "them (use --fresh or another --out)", path=path, field="prompt_hash")
 
 
 def run_tasks(tasks: list[Task], k: int, jobs: int, ctx: RunContext, *,

@@ -85,6 +85,9 @@ def test_errored_confirmation_runs_leave_the_task_inconclusive(tmp_path):
     assert task_verdict["status"] == "inconclusive"
 
 
+# --- --resume refuses to mix agents and prompts ---------------------------------------------------
+
+
 def assert_one_line_error(proc, *needles):
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stderr
@@ -92,6 +95,47 @@ def assert_one_line_error(proc, *needles):
     assert len(lines) == 1, lines
     for needle in needles:
         assert needle in lines[0], lines[0]
+
+
+def test_resume_refuses_another_agent(tmp_path):
+    write_task(tmp_path)
+    assert cli("run", "-k", "2", "--fresh", cwd=tmp_path).returncode == 0
+    proc = cli("run", "-k", "4", "--resume", "--agent", "noop", cwd=tmp_path)
+    assert_one_line_error(proc, "task-001-greet.jsonl", "agent", "'reference'", "'noop'")
+    assert len(read_lines(tmp_path / "results" / "task-001-greet.jsonl")) == 2
+
+
+def test_resume_refuses_another_prompt(tmp_path):
+    task = write_task(tmp_path)
+    assert cli("run", "-k", "2", cwd=tmp_path).returncode == 0
+    (task / "prompt.md").write_text("Make greet.txt say hello, please.\n")
+    proc = cli("run", "-k", "4", "--resume", cwd=tmp_path)
+    assert_one_line_error(proc, "task-001-greet.jsonl", "prompt_hash")
+    assert cli("run", "-k", "4", "--resume", "--fresh", cwd=tmp_path).returncode == 2
+    assert cli("run", "-k", "1", "--fresh", cwd=tmp_path).returncode == 0
+
+
+def test_resume_with_the_same_agent_and_prompt_continues(tmp_path):
+    write_task(tmp_path)
+    assert cli("run", "-k", "2", cwd=tmp_path).returncode == 0
+    proc = cli("run", "-k", "3", "--resume", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = sorted(read_lines(tmp_path / "results" / "task-001-greet.jsonl"),
+                   key=lambda r: r["run"])
+    assert [(r["run"], r["k"], r["requested"]) for r in lines] == [(1, 2, 2), (2, 2, 2), (3, 3, 3)]
+    assert "3/3 valid runs passed" in proc.stdout
+
+
+# --- --confirm-stages ----------------------------------------------------------------------------
+
+
+def test_confirm_stages_is_checked_even_without_confirm_against(tmp_path):
+    write_task(tmp_path)
+    assert_one_line_error(cli("run", "--fresh", "-k", "1", "--confirm-stages", "5,3", cwd=tmp_path),
+                          "--confirm-stages", "increase")
+    assert_one_line_error(cli("run", "--fresh", "-k", "1", "--confirm-stages", "5,10",
+                              cwd=tmp_path), "--confirm-stages", "--confirm-against")
+    assert not (tmp_path / "results").exists()
 
 
 # --- baseline update messages --------------------------------------------------------------------

@@ -28,7 +28,8 @@ def add_parser(subparsers) -> None:
                         help="results folder, relative to --root (default results/)")
     existing = parser.add_mutually_exclusive_group()
     existing.add_argument("--resume", action="store_true",
-                          help="keep recorded runs and run only the missing ones")
+                          help="keep recorded runs and run only the missing ones (refused "
+                          "when they were recorded with another agent or prompt.md)")
     existing.add_argument("--fresh", action="store_true",
                           help="discard recorded results of the selected tasks first")
     parser.add_argument("--keep", action="store_true", help="keep workspaces (paths are printed)")
@@ -39,7 +40,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--confirm-against", metavar="FILE",
                         help="baseline file: re-run tasks that breach the gate in stages before the verdict")
     parser.add_argument("--confirm-stages", metavar="N,N,...",
-                        help="total runs per confirmation stage (default: the gate's shipped stages)")
+                        help="total runs per confirmation stage, with --confirm-against "
+                        "(default: the gate's shipped stages)")
     parser.add_argument("--format", choices=("table", "json", "junit"), default="table",
                         help="report printed at the end (default table)")
     parser.add_argument("--json", action="store_const", const="json", dest="format",
@@ -54,11 +56,19 @@ def run(args) -> int:
 
     from ci_eval import isolation, report, results
     from ci_eval.config import inline_agent, load_config, resolve_agent
+    from ci_eval.confirmation import parse_stages
     from ci_eval.errors import EXIT_FAILED, EXIT_OK, UserError
     from ci_eval.progress import Progress
-    from ci_eval.runner import RunContext, make_runs_base, run_tasks
+    from ci_eval.runner import RunContext, check_resumable, make_runs_base, run_tasks
     from ci_eval.summary import summarize
     from ci_eval.tasks import load_tasks
+
+    stages = None
+    if args.confirm_stages is not None:
+        stages = parse_stages(args.confirm_stages)
+        if not args.confirm_against:
+            raise UserError("only applies with --confirm-against FILE (the baseline the "
+                            "confirmation runs are judged against)", field="--confirm-stages")
 
     root = Path(args.root)
     if not root.is_dir():
@@ -73,7 +83,9 @@ def run(args) -> int:
     if not tasks:
         raise UserError("no tasks to run", path=root / "tasks")
     out_dir = root / args.out
-    more_runs = _confirmation_hook(args, root) if args.confirm_against else None
+    more_runs = None
+    if args.confirm_against:
+        more_runs = _confirmation_hook(args.confirm_against, stages, root)
 
     recorded = [t.id for t in tasks if results.results_path(out_dir, t.id).exists()]
     if recorded and args.fresh:
@@ -82,6 +94,8 @@ def run(args) -> int:
     elif recorded and not args.resume:
         raise UserError(f"results already recorded for {len(recorded)} task(s), e.g. {recorded[0]} "
                         "(use --resume to continue them or --fresh to discard them)", path=out_dir)
+    elif recorded:
+        check_resumable(tasks, out_dir, agent.identity)
     out_dir.mkdir(parents=True, exist_ok=True)
 
     iso = isolation.detect()
@@ -99,21 +113,21 @@ def run(args) -> int:
             print(f"ci-eval: workspaces kept under {runs_base}", file=sys.stderr)
         else:
             shutil.rmtree(runs_base, ignore_errors=True)
-    summaries = [summarize(t.id, records[t.id], args.k) for t in tasks]
+    summaries = [summarize(t.id, records[t.id], fallback_k=args.k) for t in tasks]
     all_records = [r for t in tasks for r in records[t.id]]
     sys.stdout.write(report.render(summaries, args.format, report.isolation_notices(all_records)))
     return EXIT_FAILED if any(s.inconclusive for s in summaries) else EXIT_OK
 
 
-def _confirmation_hook(args, root):
+def _confirmation_hook(baseline_file, stages, root):
     """Extra runs for a gated task whose pooled runs breach (or nearly breach) the gate."""
     from ci_eval.baseline import load_baseline
-    from ci_eval.confirmation import DEFAULT_STAGES, parse_stages, runs_to_add
+    from ci_eval.confirmation import DEFAULT_STAGES, runs_to_add
     from ci_eval.gate import gated_baseline_rate
     from ci_eval.summary import VALID_STATUSES
 
-    baseline = load_baseline(root / args.confirm_against)
-    stages = parse_stages(args.confirm_stages) if args.confirm_stages else DEFAULT_STAGES
+    baseline = load_baseline(root / baseline_file)
+    stages = stages or DEFAULT_STAGES
 
     def more_runs(task, records: list[dict]) -> int:
         entry = baseline.entries.get(task.id)
