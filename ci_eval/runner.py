@@ -6,6 +6,9 @@ subprocesses). A hook may ask for more runs of a task once its runs are in (conf
 
 Every line records `k` (the -k of the invocation that ran it) and `requested` (the valid runs asked
 of the task when it was recorded: k, or the confirmation stage); summary.summarize reads them.
+
+Cancellation (ci_eval.cancellation, set by SIGINT/SIGTERM): no new run starts, the commands in
+flight are killed, runs that were killed are not recorded, and run_tasks returns what is recorded.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ci_eval import cancellation
 from ci_eval import results as results_mod
 from ci_eval.agents import RunPaths, run_agent
 from ci_eval.config import AgentConfig
@@ -59,7 +63,10 @@ def _now() -> str:
 
 
 def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> tuple[dict, bool]:
-    """One try: (record, retryable). The workspace is removed afterwards unless ctx.keep."""
+    """One try: (record, retryable). The workspace is removed afterwards unless ctx.keep.
+    Raises cancellation.Cancelled when the invocation is cancelled: a step cut short by the kill
+    is not a result."""
+    cancellation.raise_if_cancelled()
     run_dir = Path(tempfile.mkdtemp(prefix=f"{task.id}-r{run_no}-a{attempt}-", dir=ctx.runs_base))
     paths = RunPaths(run_dir=run_dir, workspace=run_dir / "workspace")
     started = time.monotonic()
@@ -73,10 +80,12 @@ def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> tuple
             ctx.workspaces.create(task.repo_state, paths.workspace)
             (paths.prompt_file).write_bytes(task.prompt_path.read_bytes())
         except (WorkspaceError, OSError) as exc:
+            cancellation.raise_if_cancelled()
             return _finish(record, "error", f"workspace setup failed: {exc}", started), True
         timeout = ctx.timeout_override or ctx.agent.timeout_seconds or task.agent_timeout
         outcome = run_agent(ctx.agent, task, run_no, paths, repo_root=ctx.repo_root,
                             runs_base=ctx.runs_base, timeout=timeout, isolation=ctx.isolation)
+        cancellation.raise_if_cancelled()
         record["agent_seconds"] = round(outcome.seconds, 3)
         record["agent_exit_code"] = outcome.exit_code
         record.update(outcome.usage or {})
@@ -88,13 +97,17 @@ def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> tuple
             retryable = outcome.retryable and outcome.status == "error"
             return _finish(record, outcome.status, outcome.reason, started), retryable
         checks = run_checks(task, paths.workspace, ctx.isolation, ctx.checks_env)
+        cancellation.raise_if_cancelled()
         record["checks_seconds"] = round(checks.seconds, 3)
         reason = "; ".join(r for r in (outcome.reason, checks.reason) if r)
         retryable = not checks.reason.startswith("requires not met")
         return _finish(record, checks.status, reason, started), retryable
     finally:
         if not ctx.keep:
-            ctx.cleaner.submit(remove_tree, run_dir)
+            try:
+                ctx.cleaner.submit(remove_tree, run_dir)
+            except RuntimeError:  # the cleaner was shut down (cancelled): remove it here
+                remove_tree(run_dir)
 
 
 def _finish(record: dict, status: str, reason: str, started: float) -> dict:
@@ -144,63 +157,106 @@ def check_resumable(tasks: list[Task], out_dir: Path, agent: str) -> None:
                     "them (use --fresh or another --out)", path=path, field="prompt_hash")
 
 
+POLL_SECONDS = 0.1  # how soon the run loop notices a cancellation
+CANCEL_GRACE_SECONDS = 5.0  # how long it waits for killed runs to wind down
+
+
 def run_tasks(tasks: list[Task], k: int, jobs: int, ctx: RunContext, *,
               progress=None, more_runs: MoreRunsHook | None = None) -> dict[str, list[dict]]:
     """Run each task until it has k recorded runs (resuming what is recorded), then ask
-    `more_runs` whether a task needs extra runs (confirmation). Returns task id -> records."""
+    `more_runs` whether a task needs extra runs (confirmation). Returns task id -> records.
+    When cancelled (cancellation.cancelled()) it returns early with the runs recorded so far;
+    the flag stays set until cancellation.reset() (cancellation.on_signals resets it)."""
     records = {task.id: recorded_runs(ctx.out_dir, task) for task in tasks}
     by_id = {task.id: task for task in tasks}
     outstanding = {task.id: 0 for task in tasks}
     target = {task.id: k for task in tasks}  # run numbers 1..target
     asked = {task.id: k for task in tasks}  # valid runs asked: k, or the confirmation stage
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    futures = {}
 
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {}
+    def schedule(task: Task) -> None:
+        done = {r["run"] for r in records[task.id]}
+        for run_no in range(1, target[task.id] + 1):
+            if run_no not in done:
+                futures[pool.submit(run_one, task, run_no, ctx)] = task.id
+                outstanding[task.id] += 1
+        if outstanding[task.id] == 0:
+            finished(task)
 
-        def schedule(task: Task) -> None:
-            done = {r["run"] for r in records[task.id]}
-            for run_no in range(1, target[task.id] + 1):
-                if run_no not in done:
-                    futures[pool.submit(run_one, task, run_no, ctx)] = task.id
-                    outstanding[task.id] += 1
-            if outstanding[task.id] == 0:
-                finished(task)
+    def finished(task: Task) -> None:
+        extra = more_runs(task, records[task.id]) if more_runs else 0
+        if extra > 0:
+            valid = sum(1 for r in records[task.id] if r["status"] in VALID_STATUSES)
+            asked[task.id] = valid + extra
+            target[task.id] = len(records[task.id]) + extra
+            if progress:
+                progress.confirming(task.id, target[task.id])
+            schedule(task)
+        elif progress:
+            progress.task_done(task.id, records[task.id])
 
-        def finished(task: Task) -> None:
-            extra = more_runs(task, records[task.id]) if more_runs else 0
-            if extra > 0:
-                valid = sum(1 for r in records[task.id] if r["status"] in VALID_STATUSES)
-                asked[task.id] = valid + extra
-                target[task.id] = len(records[task.id]) + extra
-                if progress:
-                    progress.confirming(task.id, target[task.id])
-                schedule(task)
-            elif progress:
-                progress.task_done(task.id, records[task.id])
+    def collect(future) -> bool:
+        """Record a finished run; False when there is nothing to record (cancelled)."""
+        task_id = futures.pop(future)
+        outstanding[task_id] -= 1
+        if future.cancelled():
+            return False
+        try:
+            record = future.result()
+        except cancellation.Cancelled:
+            return False
+        if cancellation.cancelled() and record["status"] == "error":
+            return False  # may be the interrupt itself (a killed git); --resume reruns it
+        record["k"] = k
+        record["requested"] = asked[task_id]
+        with ctx.write_lock:
+            results_mod.append_record(results_mod.results_path(ctx.out_dir, task_id), record)
+        records[task_id].append(record)
+        if progress:
+            progress.run_done(record)
+        return True
 
+    try:
         if progress:
             progress.start(tasks, sum(max(0, k - len(records[t.id])) for t in tasks))
         for task in tasks:
+            if cancellation.cancelled():
+                break
             schedule(task)
-        while futures:
-            done, _ = wait(futures, return_when=FIRST_COMPLETED)
+        while futures and not cancellation.cancelled():
+            done, _ = wait(futures, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
             for future in done:
-                task_id = futures.pop(future)
-                record = future.result()
-                record["k"] = k
-                record["requested"] = asked[task_id]
-                with ctx.write_lock:
-                    results_mod.append_record(results_mod.results_path(ctx.out_dir, task_id), record)
-                records[task_id].append(record)
-                outstanding[task_id] -= 1
-                if progress:
-                    progress.run_done(record)
-                if outstanding[task_id] == 0:
+                task_id = futures[future]
+                if collect(future) and outstanding[task_id] == 0 and not cancellation.cancelled():
                     finished(by_id[task_id])
-    ctx.cleaner.shutdown(wait=True)
-    if progress:
-        progress.close()
+        if cancellation.cancelled():
+            _wind_down(pool, futures, collect)
+    except BaseException:  # a bug, or KeyboardInterrupt outside `cancellation.on_signals`
+        cancellation.request()
+        pool.shutdown(wait=False, cancel_futures=True)
+        cancellation.kill_running()
+        raise
+    finally:
+        cancelling = cancellation.cancelled()
+        pool.shutdown(wait=not cancelling, cancel_futures=cancelling)
+        ctx.cleaner.shutdown(wait=not cancelling, cancel_futures=cancelling)
+        if progress:
+            progress.close()
     return records
+
+
+def _wind_down(pool: ThreadPoolExecutor, futures: dict, collect) -> None:
+    """Cancelled: drop the queued runs, kill the commands in flight, record the runs that had
+    finished, and give the killed ones a moment to end (they are not recorded)."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + CANCEL_GRACE_SECONDS
+    while futures and time.monotonic() < deadline:
+        cancellation.kill_running()  # again each round: a command may have started meanwhile
+        done, _ = wait(futures, timeout=POLL_SECONDS)
+        # a future cancelled while queued never counts as done for wait(): take it here
+        for future in done | {f for f in futures if f.done()}:
+            collect(future)
 
 
 RUNS_PREFIX = TEMP_PREFIX + "run-"

@@ -4,9 +4,128 @@ compare and baseline update agree on. The real CLI as a subprocess throughout.""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
 from pathlib import Path
 
+import pytest
 from harness_helpers import cli, read_lines, write_task
+
+# --- Ctrl-C / SIGTERM ---------------------------------------------------------------------------
+
+
+def _alive_with(marker: str) -> list[int]:
+    """Running (not zombie) processes whose command line holds marker."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in cmdline and state not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found
+
+
+def _slow_agent(tmp_path: Path, marker: str) -> Path:
+    """Run 1 is quick, later runs sleep first; all pass. (The agent's sandbox has a private
+    /tmp, so a flag file in tmp_path cannot switch it: the script itself is rewritten.)"""
+    agent = tmp_path / "agent.sh"
+    agent.write_text(f'if [ "$CI_EVAL_RUN" != 1 ]; then sleep 3.{marker}; fi\n'
+                     "echo hello > greet.txt\n")
+    return agent
+
+
+def _wait_for_lines(path: Path, n: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and len(path.read_text().splitlines()) >= n:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never got {n} line(s)")
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_stops_the_run_promptly_keeps_finished_runs_and_resume_completes(
+        tmp_path, signum, code):
+    repo = tmp_path / "repo"
+    write_task(repo)
+    marker = f"{time.time_ns() % 10**6}{os.getpid()}"
+    agent = _slow_agent(tmp_path, marker)
+    results = repo / "results" / "task-001-greet.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ci_eval", "run", "-k", "4", "-j", "1", "--agent-cmd",
+         f"bash {agent}"], cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for_lines(results, 1)  # run 1 recorded; run 2 is sleeping
+        deadline = time.monotonic() + 10
+        while not _alive_with(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        sent = time.monotonic()
+        proc.send_signal(signum)
+        stdout, stderr = proc.communicate(timeout=15)
+        elapsed = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == code, (stdout, stderr)
+    assert elapsed < 2.5, elapsed
+    assert "Traceback" not in stderr
+    notice = stderr.strip().splitlines()[-1]
+    assert notice.startswith("ci-eval: interrupted") and "--resume" in notice, notice
+    assert "1 run(s) recorded" in notice, notice
+    lines = read_lines(results)
+    assert [(r["run"], r["status"]) for r in lines] == [(1, "pass")]  # run 2 was not written
+    assert _alive_with(marker) == []  # the in-flight agent's process group was killed
+    assert not list(Path(tempfile.gettempdir()).glob(f"ci-eval-run-{proc.pid}-*"))
+
+    agent.write_text("echo hello > greet.txt\n")  # same command: the same agent identity
+    resumed = cli("run", "-k", "4", "-j", "4", "--resume", "--agent-cmd", f"bash {agent}",
+                  cwd=repo)
+    assert resumed.returncode == 0, resumed.stderr
+    lines = read_lines(results)
+    assert sorted(r["run"] for r in lines) == [1, 2, 3, 4]
+    assert {r["status"] for r in lines} == {"pass"}
+
+
+def test_sigint_during_the_first_runs_records_nothing_bogus(tmp_path):
+    """Every run sleeps 3 s; SIGINT ~1.5 s in, while the first two (-j 2) are in flight."""
+    repo = tmp_path / "repo"
+    write_task(repo)
+    marker = f"{time.time_ns() % 10**6}{os.getpid()}"
+    agent = tmp_path / "agent.sh"
+    agent.write_text(f"sleep 3.{marker}\necho hello > greet.txt\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ci_eval", "run", "-k", "4", "-j", "2", "--agent-cmd",
+         f"bash {agent}"], cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        started = time.monotonic()
+        while len(_alive_with(marker)) < 2 and time.monotonic() < started + 30:
+            time.sleep(0.05)  # both agents running (under load start-up may take a while)
+        time.sleep(max(0.0, started + 1.5 - time.monotonic()))
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=15)
+        elapsed = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, stderr
+    assert elapsed < 2.5, elapsed
+    results = repo / "results" / "task-001-greet.jsonl"
+    assert not results.exists() or read_lines(results) == []
+    assert _alive_with(marker) == []
+
 
 # --- the requested run count, recorded with each run ---------------------------------------------
 

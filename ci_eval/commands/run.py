@@ -12,7 +12,10 @@ def add_parser(subparsers) -> None:
         description="Run each task k times through an agent in fresh, isolated workspaces, score "
         "each run with the task's checks.py and append one line per run to OUT/<task-id>.jsonl. "
         "Exit 0 when every task got its k valid runs (whatever they scored), 1 when a task is "
-        "inconclusive (infrastructure errors left it short of valid runs), 2 on bad input.",
+        "inconclusive (infrastructure errors left it short of valid runs), 2 on bad input. "
+        "Ctrl-C (SIGINT) or SIGTERM stops it within seconds: runs in flight are killed and not "
+        "recorded, finished runs are kept (continue with --resume); exit 130 (SIGINT) or 143 "
+        "(SIGTERM).",
     )
     add_root_argument(parser)
     add_tasks_argument(parser)
@@ -54,7 +57,7 @@ def run(args) -> int:
     import sys
     from pathlib import Path
 
-    from ci_eval import isolation, report, results
+    from ci_eval import cancellation, isolation, report, results
     from ci_eval.config import inline_agent, load_config, resolve_agent
     from ci_eval.confirmation import parse_stages
     from ci_eval.errors import EXIT_FAILED, EXIT_OK, UserError
@@ -106,17 +109,34 @@ def run(args) -> int:
                      runs_base=runs_base, max_attempts=args.max_attempts, keep=args.keep,
                      timeout_override=args.timeout, checks_env=config.checks_env)
     try:
-        records = run_tasks(tasks, args.k, args.jobs, ctx, progress=Progress(),
-                            more_runs=more_runs)
+        with cancellation.on_signals():
+            records = run_tasks(tasks, args.k, args.jobs, ctx, progress=Progress(),
+                                more_runs=more_runs)
     finally:
         if args.keep:
             print(f"ci-eval: workspaces kept under {runs_base}", file=sys.stderr)
         else:
             shutil.rmtree(runs_base, ignore_errors=True)
+    if cancellation.cancelled():
+        return _interrupted(cancellation.signal_number(), out_dir,
+                            sum(len(records[t.id]) for t in tasks),
+                            sum(max(0, args.k - len(records[t.id])) for t in tasks))
     summaries = [summarize(t.id, records[t.id], fallback_k=args.k) for t in tasks]
     all_records = [r for t in tasks for r in records[t.id]]
     sys.stdout.write(report.render(summaries, args.format, report.isolation_notices(all_records)))
     return EXIT_FAILED if any(s.inconclusive for s in summaries) else EXIT_OK
+
+
+def _interrupted(signum, out_dir, recorded: int, missing: int) -> int:
+    """One line on stderr; exit 128 + the signal (130 for Ctrl-C)."""
+    import signal
+    import sys
+
+    name = signal.Signals(signum).name if signum else "SIGINT"
+    print(f"ci-eval: interrupted by {name}: {recorded} run(s) recorded in {out_dir}, "
+          f"{missing} still to run; runs in flight were stopped and not recorded "
+          "(continue with --resume)", file=sys.stderr)
+    return 128 + (signum or signal.SIGINT)
 
 
 def _confirmation_hook(baseline_file, stages, root):
