@@ -254,7 +254,7 @@ CONFIG_CASES = [
     ("agents:\n  claude: {timeout_seconds: 5}\n", ["agents.claude.command", "missing"]),
     (
         "agents:\n  claude: {command: run, timeout_seconds: ten}\n",
-        ["agents.claude.timeout_seconds", 'expected a positive number, got "ten"'],
+        ["agents.claude.timeout_seconds", "expected a positive number", 'got "ten"'],
     ),
     (
         "agents:\n  claude: {command: run, timeout_seconds: -1}\n",
