@@ -6,7 +6,7 @@ Format (every key optional; a missing file means no named agents):
     agents:
       claude:                        # name: letters, digits, ".", "_", "-"; not a built-in
         command: ./agents/claude.sh --max-turns 30   # str (split like a shell) or list
-        timeout_seconds: 900         # number > 0; overrides the task's agent timeout
+        timeout_seconds: 900         # 0 < number <= 86400; overrides the task's agent timeout
         env: [ANTHROPIC_API_KEY]     # variables let through to the agent (besides PATH, HOME...)
         usage: file                  # "file": agent may write CI_EVAL_USAGE_FILE (default);
                                      # "none": it never does, tokens/cost are not reported
@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ci_eval.errors import UserError
+from ci_eval.tasks import MAX_TIMEOUT_SECONDS
 
 CONFIG_FILE = "ci-eval.yaml"
 BUILTIN_AGENTS = ("reference", "noop")
@@ -209,6 +210,12 @@ def _parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
         ):
             raise UserError(
                 f"expected a positive number, got {_got(timeout)}",
+                path=path,
+                field=f"{where}.timeout_seconds",
+            )
+        if timeout > MAX_TIMEOUT_SECONDS:
+            raise UserError(
+                f"expected at most {MAX_TIMEOUT_SECONDS:g} seconds (24 h), got {_got(timeout)}",
                 path=path,
                 field=f"{where}.timeout_seconds",
             )

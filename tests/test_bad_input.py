@@ -260,6 +260,10 @@ CONFIG_CASES = [
         "agents:\n  claude: {command: run, timeout_seconds: -1}\n",
         ["agents.claude.timeout_seconds", "got -1"],
     ),
+    (
+        "agents:\n  claude: {command: run, timeout_seconds: 1.0e+300}\n",
+        ["agents.claude.timeout_seconds", "expected at most 86400 seconds (24 h), got 1e+300"],
+    ),
     ("agents:\n  claude: {command: run, env: SECRET}\n", ["agents.claude.env", "list"]),
     ("agents:\n  claude: {command: run, env: [1A]}\n", ["agents.claude.env[0]", '"1A"']),
     ("agents:\n  claude: {command: run, usage: tokens}\n", ["agents.claude.usage", "file"]),
@@ -400,7 +404,8 @@ def test_schema_output_onto_a_folder(tmp_path, cli, assert_bad_input):
 def test_run_out_that_is_a_file(repo_root, make_task, cli, assert_bad_input):
     make_task(repo_root)
     (repo_root / "afile").write_text("not a folder\n")
-    assert_bad_input(cli("run", "--out", "afile", "-k", "1", cwd=repo_root), "afile")
+    assert_bad_input(cli("run", "--out", "afile", "-k", "1", cwd=repo_root),
+                     "afile: --out: is a file (expected a folder)")
     assert (repo_root / "afile").read_text() == "not a folder\n"
 
 

@@ -61,6 +61,7 @@ def run(args) -> int:
     from ci_eval.config import inline_agent, load_config, resolve_agent
     from ci_eval.confirmation import parse_stages
     from ci_eval.errors import EXIT_FAILED, EXIT_OK, UserError
+    from ci_eval.output import ensure_dir
     from ci_eval.progress import Progress
     from ci_eval.runner import RunContext, check_resumable, make_runs_base, run_tasks
     from ci_eval.summary import summarize
@@ -99,7 +100,7 @@ def run(args) -> int:
                         "(use --resume to continue them or --fresh to discard them)", path=out_dir)
     elif recorded:
         check_resumable(tasks, out_dir, agent.identity)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    ensure_dir(out_dir, field="--out")
 
     iso = isolation.detect()
     for notice in iso.notices:
