@@ -202,6 +202,8 @@ def baseline_path(root: Path, given: str | None = None) -> Path:
 def load_baseline(path: Path) -> Baseline:
     """Read and validate baseline.json; every problem is a UserError naming file and field."""
     path = Path(path)
+    if path.exists() and not path.is_file():
+        raise UserError("is a folder, expected the baseline file", path=path)
     if not path.is_file():
         raise UserError(
             "baseline file not found (record one with `ci-eval baseline update --all "
