@@ -15,7 +15,7 @@
   `python -m ci_eval ARGS` for real (text mode, stdout/stderr captured, never raises on exit code)
   with this checkout first on PYTHONPATH; cwd defaults to a fresh tmp dir.
 - `main_cli(*args, cwd=None) -> CompletedProcess`: the same through ci_eval.main.main() in this
-  process (fast; for large matrices of cases). Exceptions other than UserError propagate.
+  process (fast; for large matrices of cases). Unexpected errors end as exit 2 (OSError) or 3, as in the CLI.
 - `assert_bad_input(result, *needles)`: exit 2, no traceback, exactly one stderr line, holding
   every needle.
 """
