@@ -1,10 +1,18 @@
-"""Run a command in its own session with a timeout that kills the whole process group."""
+"""Run a command in its own session with a timeout that kills the whole process group.
+
+Every command is started under a parent-death signal (`setpriv --pdeathsig KILL`), so it dies
+with the harness even when the harness is killed with SIGKILL and cannot clean up. The signal
+fires when the *thread* that started the command ends; run_process waits on that same thread.
+"""
 
 from __future__ import annotations
 
+import functools
 import os
+import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -43,11 +51,64 @@ def _copy_capped(stream, log_path: Path | None, cap: int, tail: list[bytes]) -> 
             handle.close()
 
 
+# Where setpriv (util-linux >= 2.33) is missing: the same in Python, checking that the parent
+# did not die before the signal was armed. Slower to start (a Python), so only a fallback.
+_PDEATHSIG_PY = ("import ctypes, os, sys\n"
+                 "ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)\n"  # PR_SET_PDEATHSIG, SIGKILL
+                 "os.getppid() == int(sys.argv[1]) or os._exit(137)\n"
+                 "os.execvp(sys.argv[2], sys.argv[2:])\n")
+
+
+@functools.lru_cache(maxsize=1)
+def death_signal_prefix() -> tuple[str, ...]:
+    """The argv prefix that makes a command die with this process."""
+    setpriv = shutil.which("setpriv")
+    if setpriv:
+        try:
+            probe = subprocess.run([setpriv, "--pdeathsig", "KILL", "true"], capture_output=True,
+                                   timeout=10, check=False)
+            if probe.returncode == 0:
+                return (setpriv, "--pdeathsig", "KILL")
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    return (sys.executable, "-I", "-S", "-c", _PDEATHSIG_PY, str(os.getpid()))
+
+
 def kill_group(pgid: int) -> None:
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def kill_marked(entry: str, rounds: int = 3) -> int:
+    """SIGKILL every process whose environment holds `entry` ("NAME=value"): descendants that
+    left the process group and session (`setsid cmd &`, daemons) still carry the environment
+    they were started with. Returns how many were killed."""
+    needle = entry.encode() + b"\0"
+    own = os.getpid()
+    killed = 0
+    for _ in range(rounds):  # again, for what was forked meanwhile
+        found = []
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or int(name) == own:
+                continue
+            try:
+                with open(f"/proc/{name}/environ", "rb") as handle:
+                    environ = handle.read()
+            except OSError:
+                continue
+            if environ.startswith(needle) or b"\0" + needle in environ:
+                found.append(int(name))
+        if not found:
+            break
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except (ProcessLookupError, PermissionError):
+                pass
+    return killed
 
 
 def run_process(
@@ -58,12 +119,15 @@ def run_process(
     timeout: float,
     log_path: Path | None = None,
     log_cap: int = LOG_CAP_BYTES,
+    sweep_env: str | None = None,
 ) -> ProcessResult:
     """Run argv in a new session; on timeout SIGKILL its whole group. Leftover children of a
-    command that exited on its own are killed too, so nothing outlives a run."""
+    command that exited on its own are killed too, so nothing outlives a run. With `sweep_env`
+    ("NAME=value", in env), so are processes that left the group (see kill_marked): for commands
+    without a PID namespace to contain them. Call from the thread that will wait (it does)."""
     start = time.monotonic()
     proc = subprocess.Popen(
-        argv,
+        [*death_signal_prefix(), *argv],
         cwd=cwd,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -91,6 +155,8 @@ def run_process(
         timer.cancel()
         kill_group(proc.pid)
         proc.wait()
+        if sweep_env:
+            kill_marked(sweep_env)
     timed_out = expired.is_set()
     # Children that left the group may still hold the pipe; do not wait on them forever.
     reader.join(timeout=2)
