@@ -1,62 +1,248 @@
-"""Runs inside a fresh mount + PID namespace: hides paths, drops privileges, execs the agent.
+"""Runs inside a fresh mount + PID namespace: fences the filesystem, drops privileges, execs the agent.
 
-Usage: python -I -S path/to/_sandbox.py [--hide PATH]... [--keep PATH]... -- COMMAND...
-Each --hide path gets an empty tmpfs over it; each --keep path (which may lie under a hidden one)
-is bound back in place. The capability bounding set is then emptied and no_new_privs set, so the
-agent (even as root) cannot unmount the covers to look underneath.
+Usage: python -I -S path/to/_sandbox.py [OPTION PATH]... -- COMMAND...
+
+  --private PATH   PATH (/tmp) stays readable and writable, but writes go to an overlay whose
+                   upper layer is discarded with the run; where overlayfs refuses, PATH is an
+                   empty tmpfs instead
+  --tmpfs PATH     an empty, writable tmpfs at PATH (/var/tmp)
+  --home PATH      the same for the agent's HOME; where overlayfs refuses, HOME is set to a fresh
+                   folder SCRATCH/home instead (the real one stays readable)
+  --scratch DIR    a folder inside a --writable path, for the overlays' upper layers
+  --hide PATH      an empty read-only tmpfs over PATH (the repo root, results folders)
+  --keep PATH      PATH (folder or file) bound back read-only where a cover hid it
+  --writable PATH  PATH bound back writable, at the same path (the run folder)
+
+In order: the overlays; then every mount becomes read-only (recursively, so the interpreter and
+everything else the checks use later cannot be tampered with); a private /dev/shm (and for real
+root a /dev with only harmless devices); the tmpfs mounts; the covers; the paths bound back. Then the capability
+bounding set is emptied and no_new_privs set, so the agent (even as root) cannot remount or
+unmount anything to look underneath or to write past the fence.
 """
 
 import ctypes
 import os
 import sys
 
-MS_BIND = 4096
-MS_REC = 16384
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC = 32, 4096, 16384
+KEPT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": 1024,
+              "nodiratime": 2048, "relatime": 1 << 21, "strictatime": 1 << 24}
+SYS_MOUNT_SETATTR = 442  # the same number on every architecture (Linux >= 5.12)
+AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = -100, 0x8000, 1
 PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
 SANDBOX_FAILED = 125  # like env(1)/unshare: the wrapper itself failed
 COMMAND_NOT_FOUND = 127
+DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+DEV_LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
+             "stderr": "/proc/self/fd/2", "ptmx": "pts/ptmx"}
+USE_MOUNT_SETATTR = True  # tests turn it off to exercise the fallback of older kernels
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None) -> None:
+def _mount(source: str | None, target: str, fstype: str | None, flags: int,
+           data: str | None = None) -> None:
     result = _libc.mount(
-        source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
-        data.encode() if data else None,
+        source.encode() if source else None, target.encode(),
+        fstype.encode() if fstype else None, flags, data.encode() if data else None,
     )
     if result != 0:
         errno = ctypes.get_errno()
         raise OSError(errno, f"mount {target}: {os.strerror(errno)}")
 
 
-def _parse(argv: list[str]) -> tuple[list[str], list[str], list[str]]:
-    hide, keep = [], []
+def _mountinfo() -> list[tuple[str, set[str]]]:
+    """(mount point, per-mount options) of every mount, parents before children."""
+    mounts = []
+    with open("/proc/self/mountinfo", "rb") as handle:
+        for line in handle:
+            fields = line.split()
+            point = fields[4].decode(errors="surrogateescape")
+            for code in ("\\040", "\\011", "\\012", "\\134"):  # mountinfo escapes these
+                point = point.replace(code, chr(int(code[1:], 8)))
+            mounts.append((point, set(fields[5].decode().split(","))))
+    return mounts
+
+
+def _kept_flags(options: set[str]) -> int:
+    """A remount must repeat the flags a mount has: in a user namespace they are locked."""
+    flags = 0
+    for name in options:
+        flags |= KEPT_FLAGS.get(name, 0)
+    return flags
+
+
+def _set_readonly(path: str, readonly: bool) -> None:
+    """One mount (the one at `path`) read-only or writable."""
+    if USE_MOUNT_SETATTR and _setattr(path, readonly, 0):
+        return
+    options = next((opts for point, opts in reversed(_mountinfo()) if point == path), set())
+    _mount(None, path, None, MS_REMOUNT | MS_BIND | _kept_flags(options)
+           | (MS_RDONLY if readonly else 0))
+
+
+def _setattr(path: str, readonly: bool, flags: int) -> bool:
+    """mount_setattr(2); False where the kernel lacks it (then mount(2) per mount)."""
+    attr = (ctypes.c_uint64 * 4)(MOUNT_ATTR_RDONLY if readonly else 0,
+                                 0 if readonly else MOUNT_ATTR_RDONLY, 0, 0)
+    if _libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, path.encode(), flags, attr,
+                     ctypes.sizeof(attr)) == 0:
+        return True
+    errno = ctypes.get_errno()
+    if errno in (38, 22, 1):  # ENOSYS, EINVAL, EPERM
+        return False
+    raise OSError(errno, f"read-only {path}: {os.strerror(errno)}")
+
+
+def _under(path: str, others) -> bool:
+    return any(path == other or path.startswith(other.rstrip("/") + "/") for other in others)
+
+
+def _readonly_everything(covered: list[str]) -> None:
+    """Every mount read-only: one call where the kernel can (atomic, all or nothing), else one
+    remount per mount. A mount that refuses is fatal unless a cover will hide it anyway."""
+    if USE_MOUNT_SETATTR and _setattr("/", True, AT_RECURSIVE):
+        return
+    for point, options in _mountinfo():
+        if "ro" in options:
+            continue
+        try:
+            _mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | _kept_flags(options))
+        except OSError as exc:
+            if not _under(point, covered):
+                raise OSError(exc.errno, f"cannot make {point} read-only: "
+                              f"{os.strerror(exc.errno)}") from None
+
+
+def _overlay(target: str, scratch: str, index: int) -> str | None:
+    """A writable view of target whose writes land in scratch (discarded with the run): the upper
+    layer on the run folder's disk, or in memory where the disk is refused (an upper layer inside
+    the lower one, a disk overlayfs cannot use). Returns the mount point, None when refused."""
+    if not os.path.isdir(target) or any(c in target + scratch for c in ",:\\"):
+        return None
+    for medium in ("disk", "memory"):
+        base = os.path.join(scratch, f"{index}-{medium}")
+        if medium == "disk" and _under(scratch, [target]):
+            continue  # overlayfs refuses an upper layer inside the lower one
+        os.makedirs(base, exist_ok=True)
+        if medium == "memory":
+            try:
+                _mount("ci-eval-upper", base, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
+            except OSError:
+                return None
+        upper, work = os.path.join(base, "upper"), os.path.join(base, "work")
+        os.makedirs(upper, exist_ok=True)
+        os.makedirs(work, exist_ok=True)
+        options = f"lowerdir={target},upperdir={upper},workdir={work}"
+        for extra in ("", ",userxattr"):  # userxattr: needed inside a user namespace
+            try:
+                _mount("ci-eval-overlay", target, "overlay", MS_NOSUID | MS_NODEV, options + extra)
+                return target
+            except OSError:
+                pass
+    return None
+
+
+def _in_user_namespace() -> bool:
+    with open("/proc/self/uid_map") as handle:
+        return handle.read().split() != ["0", "0", "4294967295"]
+
+
+def _private_dev() -> None:
+    """Real root without capabilities can still open a disk or a host terminal (device nodes
+    are not files of their read-only mount): give it a /dev with only harmless devices, its own
+    /dev/pts, and an empty /dev/shm. Mapped root in a user namespace cannot open the host's
+    devices anyway: it only gets the empty /dev/shm."""
+    if _in_user_namespace():
+        _mount("ci-eval-shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+        return
+    devices = {name: os.stat(f"/dev/{name}") for name in DEVICES if os.path.exists(f"/dev/{name}")}
+    _mount("ci-eval-dev", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
+    for name, info in devices.items():
+        os.mknod(f"/dev/{name}", info.st_mode, info.st_rdev)
+        os.chmod(f"/dev/{name}", info.st_mode & 0o7777)  # mknod obeys the umask
+    for name, target in DEV_LINKS.items():
+        os.symlink(target, f"/dev/{name}")
+    os.mkdir("/dev/pts")
+    _mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620")
+    os.mkdir("/dev/shm")
+    _mount("ci-eval-shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+    _set_readonly("/dev", True)
+
+
+def _bind(fd: int, path: str, writable: bool) -> None:
+    if os.path.isdir(f"/proc/self/fd/{fd}"):
+        os.makedirs(path, exist_ok=True)
+    elif not os.path.exists(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        open(path, "w").close()
+    _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | (0 if writable else MS_REC))
+    os.close(fd)
+    if writable:  # a bind copies the source mount's flags, read-only by now
+        _set_readonly(path, False)
+
+
+def _parse(argv: list[str]) -> tuple[dict, list[str]]:
+    options = {"--private": [], "--tmpfs": [], "--home": [], "--scratch": [], "--hide": [],
+               "--keep": [], "--writable": []}
     while argv and argv[0] != "--":
         flag, value, argv = argv[0], argv[1], argv[2:]
-        (hide if flag == "--hide" else keep).append(value)
-    return hide, keep, argv[1:]
+        options[flag].append(value)
+    return options, argv[1:]
 
 
-def isolate(hide: list[str], keep: list[str]) -> None:
-    kept = [(path, os.open(path, os.O_RDONLY | os.O_DIRECTORY)) for path in keep]
-    for path in sorted(hide, key=len):
+def isolate(options: dict) -> dict:
+    """Build the view; returns environment changes for the agent (HOME, when it moved)."""
+    cwd = os.getcwd()
+    private, tmpfs, hide = options["--private"], options["--tmpfs"], options["--hide"]
+    binds = [(path, os.open(path, os.O_PATH | os.O_CLOEXEC), False) for path in options["--keep"]]
+    binds += [(path, os.open(path, os.O_PATH | os.O_CLOEXEC), True)
+              for path in options["--writable"]]
+    env = {}
+    home = options["--home"][-1] if options["--home"] else None
+    scratch = options["--scratch"][-1] if options["--scratch"] else None
+    overlays = []
+    if home and scratch:  # first: its upper layer may be on a disk path a private path covers
+        if home != "/" and not _under(home, private + tmpfs + hide):
+            overlays.append(_overlay(home, scratch, 0))
+        if not overlays or overlays[0] is None:
+            env["HOME"] = os.path.join(scratch, "home")
+            os.makedirs(env["HOME"], exist_ok=True)
+    # those holding the scratch folder last: after them, its path leads into their overlay
+    for index, path in enumerate(sorted(private, key=lambda p: _under(scratch or "", [p])), 1):
+        overlays.append(_overlay(path, scratch, index) if scratch else None)
+    _readonly_everything(private + tmpfs + hide + ["/dev"])
+    for path in overlays:
+        if path:
+            _set_readonly(path, False)
+    _private_dev()
+    for path in sorted([p for p in private if p not in overlays] + tmpfs, key=len):
         if os.path.isdir(path):
-            _mount("ci-eval-hidden", path, "tmpfs", 0, "mode=0755,size=1m")
-    for path, fd in kept:
-        os.makedirs(path, exist_ok=True)
-        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC, None)
-        os.close(fd)
+            _mount("ci-eval-tmp", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+    covers = [path for path in sorted(hide, key=len) if os.path.isdir(path)]
+    for path in covers:
+        _mount("ci-eval-hidden", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
+    for path, fd, writable in binds:
+        _bind(fd, path, writable)
+    for path in covers:
+        _set_readonly(path, True)
+    try:
+        os.chdir(cwd)  # the old cwd is the covered, read-only folder; the path leads to the bind
+    except OSError:
+        os.chdir("/")  # the cwd was hidden
     cap = 0
     while _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0:
         cap += 1
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    return env
 
 
 def main() -> int:
-    hide, keep, command = _parse(sys.argv[1:])
+    options, command = _parse(sys.argv[1:])
     try:
-        isolate(hide, keep)
+        os.environ.update(isolate(options))
     except OSError as exc:
         print(f"ci-eval sandbox: {exc}", file=sys.stderr)
         return SANDBOX_FAILED

@@ -119,11 +119,15 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
     except FileNotFoundError as exc:
         return AgentOutcome("error", 0.0, f"agent command not found: {exc.args[0]}", retryable=False)
     argv = isolation_mod.agent_argv(isolation, command, repo_root=repo_root,
-                                    runs_base=runs_base, run_dir=paths.run_dir)
+                                    runs_base=runs_base, run_dir=paths.run_dir,
+                                    home=env.get("HOME"))
     # Without a PID namespace, processes that left the agent's group are found by environment.
     sweep = None if isolation.agent_prefix else f"CI_EVAL_WORKSPACE={env['CI_EVAL_WORKSPACE']}"
-    result = run_process(argv, cwd=paths.workspace, env=env, timeout=timeout,
-                         log_path=paths.log_file, sweep_env=sweep)
+    try:
+        result = run_process(argv, cwd=paths.workspace, env=env, timeout=timeout,
+                             log_path=paths.log_file, sweep_env=sweep)
+    finally:
+        isolation_mod.release_scratch(paths.run_dir)
     usage, usage_note = read_usage(paths.usage_file) if agent.usage == "file" else (None, "")
     if result.timed_out:
         return AgentOutcome("timeout", result.seconds, f"agent ran out of time ({timeout:g}s)",

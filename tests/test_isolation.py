@@ -4,9 +4,13 @@ the sandbox itself) as a subprocess, real agents, real kills. See docs/isolation
 from __future__ import annotations
 
 import os
+import pwd
+import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
+import tempfile
 import time
 from pathlib import Path
 
@@ -71,6 +75,226 @@ def _added_files(diff: str) -> dict[str, list[str]]:
         elif line.startswith("+") and not line.startswith("+++") and current is not None:
             current.append(line[1:])
     return files
+
+
+# --- 1. nothing outside the run folder can be changed -------------------------------------------
+
+
+@needs_sandbox
+def test_agent_cannot_plant_a_pth_in_the_interpreter_the_checks_run_with(tmp_path):
+    """A .pth in site-packages runs at every Python start, the checks' included: it could write
+    the expected answer into the workspace after the agent is gone."""
+    marker = _marker()
+    name = f"task-001-pth-{marker}"
+    repo = tmp_path / "repo"
+    write_task(repo, name)
+    site = Path(sysconfig.get_paths()["purelib"])
+    pth = site / f"zz_ci_eval_test_{marker}.pth"
+    # harmless elsewhere: acts only in a workspace of this test's task
+    payload = (f"import os; '{name}' in os.getcwd() and "
+               "open('greet.txt', 'w').write('hello\\n')\n")
+    agent = tmp_path / "agent.py"
+    agent.write_text(
+        "import pathlib, sys\n"
+        f"target = pathlib.Path({str(pth)!r})\n"
+        "try:\n"
+        f"    target.write_text({payload!r})\n"
+        "    print('planted', target.exists())\n"
+        "except OSError as exc:\n"
+        "    print('refused', exc)\n")
+    try:
+        proc = cli("run", "-k", "1", "--agent-cmd", f"{sys.executable} {agent}", cwd=repo)
+        assert proc.returncode == 0, proc.stderr
+        assert not pth.exists(), "the agent's .pth reached the real site-packages"
+        record = read_lines(repo / "results" / f"{name}.jsonl")[0]
+        assert record["status"] == "fail", record
+        assert record["diff"] == ""
+        # and a later run with an agent that does nothing fails too
+        assert cli("run", "-k", "1", "--agent", "noop", "--out", "noop", cwd=repo).returncode == 0
+        assert read_lines(repo / "noop" / f"{name}.jsonl")[0]["status"] == "fail"
+    finally:
+        pth.unlink(missing_ok=True)
+
+
+WRITER_AGENT = r'''
+import os, sys
+results = []
+for label, path in [(label, path) for label, path in (arg.split("=", 1) for arg in sys.argv[1:])]:
+    try:
+        with open(path, "w") as handle:
+            handle.write("written by the agent\n")
+        with open(path) as handle:
+            ok = handle.read() == "written by the agent\n"
+        results.append(f"{label} {'writable' if ok else 'unreadable'}")
+    except OSError as exc:
+        results.append(f"{label} refused {exc.errno}")
+for name in sorted(os.listdir("/dev")):
+    results.append(f"dev {name}")
+results.append(f"home {os.environ['HOME']}")
+with open("report.txt", "w") as handle:
+    handle.write("\n".join(results) + "\n")
+'''
+
+
+@needs_sandbox
+def test_agent_writes_outside_the_run_folder_are_refused_or_discarded(tmp_path):
+    marker = _marker()
+    repo = tmp_path / "repo"
+    write_task(repo)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "existing.txt").write_text("original\n")
+    home = Path(os.environ["HOME"])
+    targets = {
+        "usr": f"/usr/ci-eval-test-{marker}",
+        "etc": f"/etc/ci-eval-test-{marker}",
+        "sysctl": "/proc/sys/kernel/core_pattern",
+        "tmp-new": str(outside / f"new-{marker}"),
+        "tmp-existing": str(outside / "existing.txt"),
+        "var-tmp": f"/var/tmp/ci-eval-test-{marker}",
+        "homefile": str(home / f".ci-eval-test-{marker}"),
+        "shm": f"/dev/shm/ci-eval-test-{marker}",
+        "usage": "$CI_EVAL_USAGE_FILE",
+    }
+    script = outside / "writer.py"
+    script.write_text(WRITER_AGENT)
+    args = " ".join(f"{label}={path}" for label, path in targets.items())
+    wrapper = outside / "agent.sh"
+    wrapper.write_text(f'exec {sys.executable} {script} {args}\n')
+    core_pattern = Path("/proc/sys/kernel/core_pattern").read_text()
+    proc = cli("run", "-k", "1", "--agent-cmd", f"bash {wrapper}", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    record = read_lines(repo / "results" / "task-001-greet.jsonl")[0]
+    report = _added_files(record["diff"])["report.txt"]
+    status = {line.split()[0]: " ".join(line.split()[1:]) for line in report
+              if not line.startswith(("dev ", "home "))}
+    # read-only everywhere but the run folder (EROFS = 30) ...
+    assert status["usr"] == "refused 30" and status["etc"] == "refused 30"
+    assert status["sysctl"] == "refused 30"
+    # ... except the private places, whose writes are the agent's alone and discarded
+    for label in ("tmp-new", "tmp-existing", "var-tmp", "homefile", "shm", "usage"):
+        assert status[label] == "writable", (label, report)
+    for label in ("usr", "etc", "tmp-new", "var-tmp", "homefile", "shm"):
+        assert not os.path.exists(targets[label]), label
+    assert (outside / "existing.txt").read_text() == "original\n"
+    assert Path("/proc/sys/kernel/core_pattern").read_text() == core_pattern
+    devices = {line.split()[1] for line in report if line.startswith("dev ")}
+    assert {"null", "zero", "urandom", "pts", "shm"} <= devices
+    assert not {"vda", "sda", "nvme0n1", "loop0", "kmsg", "mem"} & devices
+    assert f"home {home}" in report  # the same HOME, through the overlay
+
+
+@needs_sandbox
+def test_home_gets_a_fresh_folder_where_the_overlay_is_refused(tmp_path):
+    """overlayfs takes no ',' in a path: the fallback is a fresh, writable HOME in the run."""
+    repo = tmp_path / "repo"
+    write_task(repo)
+    odd_home = tmp_path / "odd,home"
+    odd_home.mkdir()
+    agent = tmp_path / "agent.sh"
+    agent.write_text('echo "$HOME" > home.txt\n'
+                     'echo cache > "$HOME/cache.txt" && echo wrote >> home.txt\n'
+                     f'echo x > "{odd_home}/direct.txt" 2>/dev/null || echo refused >> home.txt\n')
+    proc = cli("run", "-k", "1", "--agent-cmd", f"bash {agent}", cwd=repo,
+               env={**os.environ, "HOME": str(odd_home)})
+    assert proc.returncode == 0, proc.stderr
+    record = read_lines(repo / "results" / "task-001-greet.jsonl")[0]
+    lines = _added_files(record["diff"])["home.txt"]
+    assert lines[0].endswith(f"/{isolation.SCRATCH}/home"), lines
+    assert lines[1:] == ["wrote", "refused"]
+    assert list(odd_home.iterdir()) == []
+
+
+CHECK_VIEW = ("touch here && echo ws-ok; "
+              "touch /usr/ci-eval-x 2>/dev/null || echo usr-ro; "
+              "cat {hidden}/secret.txt 2>/dev/null || echo hidden-ok; "
+              "touch $HOME/.ci-eval-x && echo home-ok; "
+              "touch {tmp}/ci-eval-x && echo tmp-ok")
+
+
+def _run_sandbox(base: Path, python: str, sandbox: list[str], *, user: list[str] = (),
+                 home: Path, private=("/tmp",)) -> subprocess.CompletedProcess:
+    """The sandbox alone on base/run, hiding base/hidden, running CHECK_VIEW; the run folder is
+    then removed as `user`, as the harness would."""
+    run_dir, hidden = base / "run", base / "hidden"
+    argv = [*user, "unshare", *(["--user", "--map-root-user"] if user else []),
+            "--mount", "--pid", "--fork", "--kill-child", "--mount-proc", "--propagation", "private",
+            python, "-I", "-S", *sandbox,
+            *(arg for path in private for arg in ("--private", path)), "--tmpfs", "/var/tmp",
+            "--hide", str(hidden),
+            "--writable", str(run_dir), "--scratch", str(run_dir / isolation.SCRATCH),
+            "--home", str(home), "--", "bash", "-c",
+            CHECK_VIEW.format(hidden=hidden, tmp=private[-1] if private else "/var/tmp")]
+    try:
+        return subprocess.run(argv, cwd=run_dir / "ws", capture_output=True, text=True,
+                              env={"PATH": os.environ["PATH"], "HOME": str(home)},
+                              timeout=60, check=False)
+    finally:
+        isolation.release_scratch(run_dir)
+        subprocess.run([*user, python, "-c", f"import shutil; shutil.rmtree({str(run_dir)!r})"],
+                       check=True)
+        assert not run_dir.exists(), "the run folder could not be removed"
+
+
+def _sandbox_base(base: Path, owner: int = -1) -> Path:
+    for path in (base / "run" / "ws", base / "hidden", base / "home"):
+        path.mkdir(parents=True)
+    (base / "hidden" / "secret.txt").write_text("solution\n")
+    for path in (base, base / "run", base / "run" / "ws", base / "home"):
+        os.chown(path, owner, -1)
+    return base
+
+
+@needs_sandbox
+def test_sandbox_without_mount_setattr_falls_back_to_one_remount_per_mount(tmp_path):
+    """Kernels before 5.12 lack mount_setattr(2): every mount is remounted read-only by itself."""
+    base = _sandbox_base(tmp_path)
+    code = (f"import sys; sys.path.insert(0, {str(Path(isolation.__file__).parent)!r}); "
+            "import _sandbox; _sandbox.USE_MOUNT_SETATTR = False; "
+            "sys.argv[1:] = sys.argv[2:]; sys.exit(_sandbox.main())")
+    home = Path(os.environ["HOME"])
+    proc = _run_sandbox(base, sys.executable, ["-c", code, "-c"], home=home)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["ws-ok", "usr-ro", "hidden-ok", "home-ok", "tmp-ok"], proc
+    assert not Path("/usr/ci-eval-x").exists() and not Path("/tmp/ci-eval-x").exists()
+    assert not (home / ".ci-eval-x").exists()
+
+
+NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+
+
+def _nobody_python() -> str | None:
+    """A Python >= 3.10 that user nobody can run (the one running the tests may sit in /root)."""
+    for candidate in (sys.executable, "/usr/bin/python3", "/usr/local/bin/python3"):
+        probe = subprocess.run([*NOBODY, "unshare", "--user", "--map-root-user", candidate, "-c",
+                                "import sys; assert sys.version_info >= (3, 10)"],
+                               capture_output=True, check=False)
+        if probe.returncode == 0:
+            return candidate
+    return None
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
+                    reason="needs root to become nobody")
+def test_sandbox_as_non_root_in_a_user_namespace():
+    """What a non-root harness gets: unshare --user --map-root-user, overlayfs with userxattr."""
+    python = _nobody_python()
+    if python is None:
+        pytest.skip("no Python that nobody can run in a user namespace here")
+    base = Path(tempfile.mkdtemp(prefix="isolation-test-nobody-"))  # tmp_path is closed to nobody
+    try:
+        _sandbox_base(base, pwd.getpwnam("nobody").pw_uid)
+        base.chmod(0o755)
+        shutil.copy(Path(isolation.__file__).with_name("_sandbox.py"), base / "_sandbox.py")
+        # /tmp not private: HOME in it gets an overlay (userxattr), not the fallback
+        proc = _run_sandbox(base, python, [str(base / "_sandbox.py")], user=NOBODY,
+                            home=base / "home", private=())
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.split() == ["ws-ok", "usr-ro", "hidden-ok", "home-ok", "tmp-ok"], proc
+        assert list((base / "home").iterdir()) == []
+        assert not Path("/var/tmp/ci-eval-x").exists()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 # --- 2. nothing the harness started outlives it ----------------------------------------------
