@@ -103,7 +103,9 @@ def resolve_command(command: tuple[str, ...], repo_root: Path, paths: RunPaths, 
 
 def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
               repo_root: Path, runs_base: Path, timeout: float,
-              isolation: isolation_mod.Isolation) -> AgentOutcome:
+              isolation: isolation_mod.Isolation, hide: tuple[Path, ...] = ()) -> AgentOutcome:
+    """Run the agent on paths.workspace. `hide`: more folders the sandboxed agent must not see,
+    such as the run's results folder when it lies outside the repo root (`--out /tmp/x`)."""
     if agent.builtin == "noop":
         return AgentOutcome("done", 0.0)
     if agent.builtin == "reference":
@@ -119,7 +121,7 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
     except FileNotFoundError as exc:
         return AgentOutcome("error", 0.0, f"agent command not found: {exc.args[0]}", retryable=False)
     argv = isolation_mod.agent_argv(isolation, command, repo_root=repo_root,
-                                    runs_base=runs_base, run_dir=paths.run_dir,
+                                    runs_base=runs_base, run_dir=paths.run_dir, hide=hide,
                                     home=env.get("HOME"))
     # Without a PID namespace, processes that left the agent's group are found by environment.
     sweep = None if isolation.agent_prefix else f"CI_EVAL_WORKSPACE={env['CI_EVAL_WORKSPACE']}"

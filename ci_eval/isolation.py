@@ -2,7 +2,7 @@
 
 Agent: a new mount + PID namespace (`unshare`) in which every mount is read-only but the run's own
 folder; /tmp and HOME are writable through overlays whose writes are discarded; the repo root, the
-folder of all runs and other ci-eval temp folders are covered by empty tmpfs
+folder of all runs, results folders and other ci-eval temp folders are covered by empty tmpfs
 (see _sandbox.py and docs/isolation.md). Checks: a new network namespace with no interfaces but
 loopback. Where either is impossible, runs still happen and every report says so (`notices`),
 never silently.
@@ -103,9 +103,11 @@ def sandbox_command(command: list[str], *, private=(), tmpfs=(), hide=(), keep=(
     return [*argv, "--", *command]
 
 
-def paths_to_hide(repo_root: Path, runs_base: Path) -> list[Path]:
-    """The repo checkout, this invocation's runs, and other ci-eval invocations' temp folders."""
+def paths_to_hide(repo_root: Path, runs_base: Path, extra=()) -> list[Path]:
+    """The repo checkout, this invocation's runs, results folders, and other ci-eval
+    invocations' temp folders."""
     hidden = {Path(repo_root).resolve(), Path(runs_base).resolve()}
+    hidden.update(Path(path).resolve() for path in extra)
     for other in glob.glob(os.path.join(tempfile.gettempdir(), TEMP_PREFIX + "*")):
         if os.path.isdir(other):
             hidden.add(Path(other).resolve())
@@ -117,10 +119,10 @@ def _inside(path: Path, folders) -> bool:
 
 
 def agent_argv(isolation: Isolation, command: list[str], *, repo_root: Path,
-               runs_base: Path, run_dir: Path, home: str | None = None) -> list[str]:
+               runs_base: Path, run_dir: Path, hide=(), home: str | None = None) -> list[str]:
     """The agent's command inside the sandbox (see _sandbox.py): every mount read-only but the
     run folder; /tmp and HOME writable with the writes discarded; /var/tmp and /dev/shm empty and
-    private; the repo root and other ci-eval temp folders covered."""
+    private; the repo root, `hide` (results folders) and other ci-eval temp folders covered."""
     if isolation.agent_prefix is None:
         return list(command)
     run_dir = Path(run_dir).resolve()
@@ -134,7 +136,7 @@ def agent_argv(isolation: Isolation, command: list[str], *, repo_root: Path,
             if (path.is_dir() and path != Path("/") and path not in private + tmpfs
                     and not (home_path and home_path.is_relative_to(path))):
                 kind.append(path)
-    hidden = paths_to_hide(repo_root, runs_base)
+    hidden = paths_to_hide(repo_root, runs_base, hide)
     keep = []
     prefix = Path(sys.prefix).resolve()
     if _inside(prefix, [*hidden, *private, *tmpfs]):

@@ -378,6 +378,76 @@ def test_without_setpriv_a_python_shim_arms_the_parent_death_signal(tmp_path):
         _kill_all(marker)
 
 
+# --- 3. results folders outside the repo root ---------------------------------------------------
+
+READER_AGENT = r'''
+import os, pathlib, sys
+found = []
+if os.environ["CI_EVAL_RUN"] == "1":
+    pathlib.Path("greet.txt").write_text("hello\n")  # run 1 solves the task honestly
+else:  # later runs look for a recorded diff to copy
+    for path in pathlib.Path(sys.argv[1]).rglob("*.jsonl"):
+        found.append(str(path))
+        if "+hello" in path.read_text():
+            pathlib.Path("greet.txt").write_text("hello\n")
+pathlib.Path("found.txt").write_text("\n".join([*found, "END"]) + "\n")
+'''
+
+
+@needs_sandbox
+def test_run_agent_hides_the_folders_it_is_told_to(tmp_path):
+    """agents.run_agent(hide=...) with a real sandboxed agent: runner passes its results folder."""
+    from ci_eval.agents import RunPaths, run_agent
+    from ci_eval.config import inline_agent
+    from ci_eval.runner import make_runs_base
+    from ci_eval.tasks import load_tasks
+    from ci_eval.workspace import create_workspace, remove_tree
+
+    repo = tmp_path / "repo"
+    write_task(repo)
+    results = tmp_path / "results-elsewhere"
+    results.mkdir()
+    (results / "task-001-greet.jsonl").write_text('{"diff": "+hello"}\n')
+    agent_py = tmp_path / "reader.py"
+    agent_py.write_text(READER_AGENT)
+    task = load_tasks(repo)[0]
+    runs_base = make_runs_base()
+    try:
+        for hide, expect in (((), "hello\n"), ((results,), "bye\n")):
+            run_dir = Path(runs_base / f"run-{len(hide)}")
+            run_dir.mkdir()
+            paths = RunPaths(run_dir=run_dir, workspace=run_dir / "workspace")
+            create_workspace(task.repo_state, paths.workspace)
+            paths.prompt_file.write_text("x")
+            outcome = run_agent(inline_agent(f"{sys.executable} {agent_py} {results}"), task, 2,
+                                paths, repo_root=repo, runs_base=runs_base, timeout=60,
+                                isolation=isolation.detect(), hide=hide)
+            assert outcome.status == "done" and outcome.exit_code == 0, outcome
+            assert (paths.workspace / "greet.txt").read_text() == expect, hide
+    finally:
+        remove_tree(runs_base)
+
+
+@needs_sandbox
+@pytest.mark.xfail(strict=False, reason="needs runner.run_attempt to call "
+                   "run_agent(..., hide=(ctx.out_dir,)); remove this mark once it does")
+def test_results_folder_outside_the_repo_is_hidden_from_later_agents(tmp_path):
+    """An agent must not copy the diff an earlier run recorded (here: its own run 1, resumed)."""
+    repo = tmp_path / "repo"
+    write_task(repo)
+    out = tmp_path / "results-elsewhere"
+    agent_py = tmp_path / "reader.py"
+    agent_py.write_text(READER_AGENT)
+    agent = f"{sys.executable} {agent_py} {out}"
+    assert cli("run", "-k", "1", "--out", str(out), "--agent-cmd", agent, cwd=repo).returncode == 0
+    assert "+hello" in read_lines(out / "task-001-greet.jsonl")[0]["diff"]
+    proc = cli("run", "-k", "2", "--resume", "--out", str(out), "--agent-cmd", agent, cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    record = read_lines(out / "task-001-greet.jsonl")[-1]
+    assert record["run"] == 2 and record["status"] == "fail", record
+    assert _added_files(record["diff"])["found.txt"] == ["END"]
+
+
 # --- 4. without isolation, descendants that left the group ---------------------------------------
 
 
