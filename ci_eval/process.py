@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ci_eval import cancellation
+
 LOG_CAP_BYTES = 1024 * 1024
 
 
@@ -135,6 +137,7 @@ def run_process(
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
+    cancellation.register(proc.pid)  # Ctrl-C kills the group at once
     tail: list[bytes] = []
     reader = threading.Thread(
         target=_copy_capped, args=(proc.stdout, log_path, log_cap, tail), daemon=True
@@ -154,6 +157,7 @@ def run_process(
     finally:
         timer.cancel()
         kill_group(proc.pid)
+        cancellation.unregister(proc.pid)
         proc.wait()
         if sweep_env:
             kill_marked(sweep_env)
