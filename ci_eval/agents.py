@@ -64,6 +64,8 @@ def agent_env(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths) -> d
 
 def read_usage(path: Path) -> tuple[dict | None, str]:
     """Usage the agent reported, or None when it reported none (never a made-up 0)."""
+    from ci_eval.results import number_problem
+
     if not path.exists():
         return None, ""
     try:
@@ -72,13 +74,18 @@ def read_usage(path: Path) -> tuple[dict | None, str]:
         return None, "usage file is not valid JSON (ignored)"
     if not isinstance(data, dict):
         return None, "usage file is not a JSON object (ignored)"
-    usage = {}
+    usage, ignored = {}, []
     for name in USAGE_FIELDS:
         value = data.get(name)
-        usage[name] = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+        if name != "cost_usd" and isinstance(value, float) and value.is_integer():
+            value = int(value)  # 1200.0 tokens is 1200
+        if number_problem(name, value):  # what results.check_record would refuse to read back
+            ignored.append(f"{name} {json.dumps(value)}")
+            value = None
+        usage[name] = value
     if usage["tokens"] is None and usage["input_tokens"] is not None and usage["output_tokens"] is not None:
         usage["tokens"] = usage["input_tokens"] + usage["output_tokens"]
-    return usage, ""
+    return usage, f"usage file: ignored {', '.join(ignored)}" if ignored else ""
 
 
 def resolve_command(command: tuple[str, ...], repo_root: Path, paths: RunPaths, env: dict) -> list[str]:

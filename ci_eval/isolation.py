@@ -111,7 +111,8 @@ def paths_to_hide(repo_root: Path, runs_base: Path, extra=()) -> list[Path]:
     for other in glob.glob(os.path.join(tempfile.gettempdir(), TEMP_PREFIX + "*")):
         if os.path.isdir(other):
             hidden.add(Path(other).resolve())
-    return sorted(hidden)
+    # A folder inside another hidden one is covered already (and gone once that one is).
+    return sorted(p for p in hidden if not _inside(p, [q for q in hidden if q != p]))
 
 
 def _inside(path: Path, folders) -> bool:

@@ -84,7 +84,8 @@ def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> tuple
             return _finish(record, "error", f"workspace setup failed: {exc}", started), True
         timeout = ctx.timeout_override or ctx.agent.timeout_seconds or task.agent_timeout
         outcome = run_agent(ctx.agent, task, run_no, paths, repo_root=ctx.repo_root,
-                            runs_base=ctx.runs_base, timeout=timeout, isolation=ctx.isolation)
+                            runs_base=ctx.runs_base, timeout=timeout, isolation=ctx.isolation,
+                            hide=(ctx.out_dir,))
         cancellation.raise_if_cancelled()
         record["agent_seconds"] = round(outcome.seconds, 3)
         record["agent_exit_code"] = outcome.exit_code

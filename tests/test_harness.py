@@ -107,7 +107,7 @@ def test_timeout_kills_the_agent_and_its_sleeping_child(tmp_path, isolated):
 
 SNOOP_AGENT = r'''
 import os, sys, tempfile
-root, out = sys.argv[1], sys.argv[2]
+root, out, task_name = sys.argv[1], sys.argv[2], sys.argv[3]
 secrets = ("checks.py", "solve.sh", "metadata.json", "solution", "negatives")
 found, seen = [], 0
 def walk(top):
@@ -136,7 +136,9 @@ rc = os.system(f"umount {root} 2>/dev/null")
 if rc == 0:
     walk(root)
     found.append("umount succeeded")
-with open(out, "w") as fh:
+# /tmp stays readable (other tests' tasks are there): keep what would be this test's
+found = [f for f in found if task_name in f or f.startswith(root) or f == "umount succeeded"]
+with open(out, "w") as fh:  # in the workspace: the only place whose writes last
     fh.write("\n".join(found) + f"\nSCANNED {seen}\n")
 with open("greet.txt", "w") as fh:
     fh.write("hello\n")
@@ -151,11 +153,13 @@ def test_agent_searching_for_checks_and_solutions_finds_nothing(tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "snoop.py").write_text(SNOOP_AGENT)
-    report = outside / "findings.txt"
     proc = cli("run", "-k", "2", "-j", "2", "--agent-cmd",
-               f"{sys.executable} {outside / 'snoop.py'} {root} {report}", cwd=root)
+               f"{sys.executable} {outside / 'snoop.py'} {root} findings.txt {name}", cwd=root)
     assert proc.returncode == 0, proc.stderr
-    lines = report.read_text().splitlines()
+    record = read_lines(root / "results" / f"{name}.jsonl")[0]
+    assert not record["diff_truncated"]
+    section = record["diff"].split("+++ b/findings.txt\n", 1)[1].split("\ndiff --git", 1)[0]
+    lines = [line[1:] for line in section.splitlines() if line.startswith("+")]
     assert int(lines[-1].split()[-1]) > 1  # the search did run
     ours = [line for line in lines[:-1] if name in line or line.startswith(str(root))
             or line == "umount succeeded"]

@@ -429,8 +429,6 @@ def test_run_agent_hides_the_folders_it_is_told_to(tmp_path):
 
 
 @needs_sandbox
-@pytest.mark.xfail(strict=False, reason="needs runner.run_attempt to call "
-                   "run_agent(..., hide=(ctx.out_dir,)); remove this mark once it does")
 def test_results_folder_outside_the_repo_is_hidden_from_later_agents(tmp_path):
     """An agent must not copy the diff an earlier run recorded (here: its own run 1, resumed)."""
     repo = tmp_path / "repo"
