@@ -205,18 +205,8 @@ def main_cli(monkeypatch, capsys):
     return run
 
 
-def _assert_bad_input(result: subprocess.CompletedProcess, *needles: str) -> str:
-    """Exit 2, no traceback, one line on stderr containing every needle; returns that line."""
-    detail = f"exit {result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}"
-    assert result.returncode == 2, detail
-    assert "Traceback" not in result.stderr, detail
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, detail
-    for needle in needles:
-        assert needle in lines[0], f"{needle!r} not in stderr\n{detail}"
-    return lines[0]
-
-
 @pytest.fixture
 def assert_bad_input():
-    return _assert_bad_input
+    from harness_helpers import assert_bad_input as check
+
+    return check

@@ -42,3 +42,31 @@ def cli(*args: str, cwd: Path, env: dict | None = None, timeout: float = 120):
 
 def read_lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def live_pids_with(marker: str) -> list[int]:
+    """Running (not zombie) processes whose command line holds marker."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in cmdline and state not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found
+
+
+def assert_bad_input(result, *needles: str) -> str:
+    """Exit 2, no traceback, one line on stderr containing every needle; returns that line."""
+    detail = f"exit {result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+    assert result.returncode == 2, detail
+    assert "Traceback" not in result.stderr, detail
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, detail
+    for needle in needles:
+        assert needle in lines[0], f"{needle!r} not in stderr\n{detail}"
+    return lines[0]

@@ -11,6 +11,7 @@ from fractions import Fraction as F
 from pathlib import Path
 
 import pytest
+from harness_helpers import assert_bad_input
 
 from ci_eval import baseline as bl
 from ci_eval.errors import UserError
@@ -261,15 +262,6 @@ def test_changed_prompt_restarts_history():
 def cli(*args, cwd):
     return subprocess.run([sys.executable, "-m", "ci_eval", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, check=False, timeout=60)
-
-
-def assert_bad_input(result, *needles):
-    assert result.returncode == 2, (result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, lines
-    for needle in needles:
-        assert needle in lines[0], lines[0]
 
 
 def write_task(root: Path, name: str, prompt: str | None = None) -> str:

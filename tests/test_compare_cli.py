@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from harness_helpers import assert_bad_input
 
 
 def cli(*args, cwd, env=None):
@@ -19,15 +20,6 @@ def cli(*args, cwd, env=None):
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", "ci_eval", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, check=False, timeout=60, env=full_env)
-
-
-def assert_bad_input(result, *needles):
-    assert result.returncode == 2, (result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, lines
-    for needle in needles:
-        assert needle in lines[0], lines[0]
 
 
 def write_task(root: Path, name: str, *, prompt: str | None = None, **metadata) -> str:

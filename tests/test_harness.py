@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from harness_helpers import cli, read_lines, write_task
+from harness_helpers import cli, live_pids_with, read_lines, write_task
 
 from ci_eval import isolation
 
@@ -61,18 +61,6 @@ def test_agent_env_prompt_and_usage(tmp_path):
     assert task["total_cost_usd"] == 1.0 and task["mean_tokens"] == 120
 
 
-def _pids_with(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker in (entry / "cmdline").read_bytes().decode(errors="replace"):
-                    found.append(int(entry.name))
-            except OSError:
-                pass
-    return found
-
-
 def _alive(pid: int) -> bool:
     """Running or sleeping; a zombie awaiting its reaper (this sandbox's init) is dead."""
     try:
@@ -100,7 +88,7 @@ def test_timeout_kills_the_agent_and_its_sleeping_child(tmp_path, isolated):
     assert lines[0]["passed"] is False
     assert "ran out of time" in lines[0]["reason"]
     assert proc.returncode == 0  # a timeout is a valid (failing) run, not an infrastructure error
-    assert _pids_with(marker) == []
+    assert live_pids_with(marker) == []
     if not isolated:  # pids inside a PID namespace are not the host's
         assert not _alive(int(pidfile.read_text()))
 

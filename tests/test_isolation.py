@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from harness_helpers import cli, read_lines, write_task
+from harness_helpers import cli, live_pids_with, read_lines, write_task
 
 from ci_eval import isolation
 
@@ -27,22 +27,6 @@ def _marker() -> str:
     return f"{time.time_ns() % 10**6}{os.getpid()}"
 
 
-def _alive_with(marker: str) -> list[int]:
-    """Running (not zombie) processes whose command line holds marker."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker in cmdline and state not in ("Z", "X"):
-            found.append(int(entry.name))
-    return found
-
-
 def _cmdline(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
@@ -52,13 +36,13 @@ def _cmdline(pid: int) -> str:
 
 def _wait_gone(marker: str, seconds: float = 5) -> list[int]:
     deadline = time.monotonic() + seconds
-    while (alive := _alive_with(marker)) and time.monotonic() < deadline:
+    while (alive := live_pids_with(marker)) and time.monotonic() < deadline:
         time.sleep(0.05)
     return alive
 
 
 def _kill_all(marker: str) -> None:
-    for pid in _alive_with(marker):
+    for pid in live_pids_with(marker):
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
@@ -305,9 +289,9 @@ def _start_and_kill_harness(repo: Path, args: list[str], marker: str, env: dict 
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
-        while len(_alive_with(marker)) < 2 and time.monotonic() < deadline:
+        while len(live_pids_with(marker)) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert _alive_with(marker), "the commands never started"
+        assert live_pids_with(marker), "the commands never started"
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         return _wait_gone(marker)
@@ -364,7 +348,7 @@ def test_without_setpriv_a_python_shim_arms_the_parent_death_signal(tmp_path):
         assert proc.stdout.readline().strip() == "started"
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:  # the shim's cmdline holds the marker too: wait for exec
-            sleeping = [pid for pid in _alive_with(marker) if _cmdline(pid).startswith("/bin/sleep")]
+            sleeping = [pid for pid in live_pids_with(marker) if _cmdline(pid).startswith("/bin/sleep")]
             if sleeping:
                 break
             time.sleep(0.05)

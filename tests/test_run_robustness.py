@@ -13,25 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
-from harness_helpers import cli, read_lines, write_task
+from harness_helpers import cli, live_pids_with, read_lines, write_task
 
 # --- Ctrl-C / SIGTERM ---------------------------------------------------------------------------
-
-
-def _alive_with(marker: str) -> list[int]:
-    """Running (not zombie) processes whose command line holds marker."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker in cmdline and state not in ("Z", "X"):
-            found.append(int(entry.name))
-    return found
 
 
 def _slow_agent(tmp_path: Path, marker: str) -> Path:
@@ -66,7 +50,7 @@ def test_signal_stops_the_run_promptly_keeps_finished_runs_and_resume_completes(
     try:
         _wait_for_lines(results, 1)  # run 1 recorded; run 2 is sleeping
         deadline = time.monotonic() + 10
-        while not _alive_with(marker) and time.monotonic() < deadline:
+        while not live_pids_with(marker) and time.monotonic() < deadline:
             time.sleep(0.05)
         time.sleep(0.3)
         sent = time.monotonic()
@@ -85,7 +69,7 @@ def test_signal_stops_the_run_promptly_keeps_finished_runs_and_resume_completes(
     assert "1 run(s) recorded" in notice, notice
     lines = read_lines(results)
     assert [(r["run"], r["status"]) for r in lines] == [(1, "pass")]  # run 2 was not written
-    assert _alive_with(marker) == []  # the in-flight agent's process group was killed
+    assert live_pids_with(marker) == []  # the in-flight agent's process group was killed
     assert not list(Path(tempfile.gettempdir()).glob(f"ci-eval-run-{proc.pid}-*"))
 
     agent.write_text("echo hello > greet.txt\n")  # same command: the same agent identity
@@ -109,7 +93,7 @@ def test_sigint_during_the_first_runs_records_nothing_bogus(tmp_path):
          f"bash {agent}"], cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         started = time.monotonic()
-        while len(_alive_with(marker)) < 2 and time.monotonic() < started + 30:
+        while len(live_pids_with(marker)) < 2 and time.monotonic() < started + 30:
             time.sleep(0.05)  # both agents running (under load start-up may take a while)
         time.sleep(max(0.0, started + 1.5 - time.monotonic()))
         sent = time.monotonic()
@@ -124,7 +108,7 @@ def test_sigint_during_the_first_runs_records_nothing_bogus(tmp_path):
     assert elapsed < 2.5, elapsed
     results = repo / "results" / "task-001-greet.jsonl"
     assert not results.exists() or read_lines(results) == []
-    assert _alive_with(marker) == []
+    assert live_pids_with(marker) == []
 
 
 # --- the requested run count, recorded with each run ---------------------------------------------
