@@ -118,6 +118,15 @@ def restore_pristine(paths: Iterable[str]) -> None:
             shutil.copy2(source, target)
 
 
+def add_hidden_tests(name: str, dest: str = "tests") -> str:
+    """Copy the task's hidden_tests/<name> (never shown to the agent) into the workspace's
+    `dest` folder; returns its workspace path, the prefix of its test ids."""
+    target = Path(dest) / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(task_dir() / "hidden_tests" / name, target)
+    return target.as_posix()
+
+
 # `python -m pytest` would put the workspace first on sys.path while pytest is imported.
 _PYTEST_LAUNCHER = (
     "import sys\n"

@@ -134,3 +134,17 @@ def test_run_tests_requires_each_named_test_to_pass(tmp_path, monkeypatch):
     assert "test_bad FAILED (pass_to_pass)" in result.reason
     missing = run_tests(pass_to_pass=["tests/test_a.py::test_nope"])
     assert not missing.ok and "no evidence the tests ran" in missing.reason
+
+
+def test_add_hidden_tests_copies_from_the_task_folder(tmp_path, monkeypatch):
+    from ci_eval.checks import add_hidden_tests
+
+    task = tmp_path / "task"
+    (task / "hidden_tests").mkdir(parents=True)
+    (task / "hidden_tests" / "test_h.py").write_text("def test_h():\n    pass\n")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    monkeypatch.chdir(workspace)
+    monkeypatch.setenv("CI_EVAL_TASK_DIR", str(task))
+    assert add_hidden_tests("test_h.py") == "tests/test_h.py"
+    assert (workspace / "tests" / "test_h.py").read_text().startswith("def test_h")

@@ -1,12 +1,8 @@
 """retry_after_seconds: past dates -> 0, zone-less dates are UTC, delay-seconds unchanged."""
 
-import shutil
-from pathlib import Path
+from ci_eval.checks import add_hidden_tests, main, run_tests
 
-from ci_eval.checks import main, run_tests, task_dir
-
-HIDDEN = "tests/test_retry_hidden.py"
-shutil.copy(task_dir() / "hidden_tests" / "test_retry_hidden.py", Path(HIDDEN))
+HIDDEN = add_hidden_tests("test_retry_hidden.py")
 
 main(
     lambda: run_tests(

@@ -1,12 +1,8 @@
 """Pagination: every item exactly once, page_count rounds up, no empty trailing page."""
 
-import shutil
-from pathlib import Path
+from ci_eval.checks import add_hidden_tests, main, run_tests
 
-from ci_eval.checks import main, run_tests, task_dir
-
-HIDDEN = "tests/test_pagination_hidden.py"
-shutil.copy(task_dir() / "hidden_tests" / "test_pagination_hidden.py", Path(HIDDEN))
+HIDDEN = add_hidden_tests("test_pagination_hidden.py")
 
 hidden = [f"{HIDDEN}::test_every_item_exactly_once_in_order[{n}]" for n in (1, 2, 3, 4, 7, 10, 25)]
 hidden += [

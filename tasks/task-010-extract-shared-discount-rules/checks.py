@@ -2,16 +2,14 @@
 and every amount is unchanged (characterisation tests against the pre-refactor behaviour)."""
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from ci_eval.checks import failed, main, passed, run_tests, task_dir
+from ci_eval.checks import add_hidden_tests, failed, main, passed, run_tests
 
 os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-HIDDEN = "tests/test_pricing_hidden.py"
-shutil.copy(task_dir() / "hidden_tests" / "test_pricing_hidden.py", Path(HIDDEN))
+HIDDEN = add_hidden_tests("test_pricing_hidden.py")
 TIERS = ["standard", "silver", "gold", "platinum"]
 
 # Replace discounted_total everywhere it is bound (module attribute or `from ... import`), then see

@@ -1,13 +1,9 @@
 """parse_duration conforms to docs/duration-spec.md (unchanged): examples, grammar, errors."""
 
-import shutil
-from pathlib import Path
+from ci_eval.checks import add_hidden_tests, failed, file_equals, main, passed, run_tests, task_dir
 
-from ci_eval.checks import failed, file_equals, main, passed, run_tests, task_dir
-
-HIDDEN = "tests/test_duration_spec.py"
+HIDDEN = add_hidden_tests("test_duration_spec.py")
 SPEC = "docs/duration-spec.md"
-shutil.copy(task_dir() / "hidden_tests" / "test_duration_spec.py", Path(HIDDEN))
 
 
 def spec_unchanged():

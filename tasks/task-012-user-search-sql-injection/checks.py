@@ -1,12 +1,8 @@
 """search_users: no SQL injection via q or sort, literal prefix (quotes, %, _, backslash), same results."""
 
-import shutil
-from pathlib import Path
+from ci_eval.checks import add_hidden_tests, main, run_tests
 
-from ci_eval.checks import main, run_tests, task_dir
-
-HIDDEN = "tests/test_search_security.py"
-shutil.copy(task_dir() / "hidden_tests" / "test_search_security.py", Path(HIDDEN))
+HIDDEN = add_hidden_tests("test_search_security.py")
 
 main(
     lambda: run_tests(

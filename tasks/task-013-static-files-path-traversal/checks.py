@@ -1,12 +1,8 @@
 """resolve_static: nothing outside root (.., sibling prefix, symlinks); legit paths still served."""
 
-import shutil
-from pathlib import Path
+from ci_eval.checks import add_hidden_tests, main, run_tests
 
-from ci_eval.checks import main, run_tests, task_dir
-
-HIDDEN = "tests/test_static_traversal.py"
-shutil.copy(task_dir() / "hidden_tests" / "test_static_traversal.py", Path(HIDDEN))
+HIDDEN = add_hidden_tests("test_static_traversal.py")
 OUTSIDE = ["dotdot", "nested-dotdot", "sibling-prefix", "leading-slash-sibling", "symlinked-dir",
            "symlinked-file"]
 

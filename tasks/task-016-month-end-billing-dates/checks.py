@@ -1,12 +1,8 @@
 """add_months clamps to the month's last day; billing_schedule keeps the anchor day (no drift)."""
 
-import shutil
-from pathlib import Path
+from ci_eval.checks import add_hidden_tests, main, run_tests
 
-from ci_eval.checks import main, run_tests, task_dir
-
-HIDDEN = "tests/test_billing_month_end.py"
-shutil.copy(task_dir() / "hidden_tests" / "test_billing_month_end.py", Path(HIDDEN))
+HIDDEN = add_hidden_tests("test_billing_month_end.py")
 
 main(
     lambda: run_tests(

@@ -1,12 +1,8 @@
 """load_settings: CLI > env > file > defaults, typed values from env, ValueError on bad env values."""
 
-import shutil
-from pathlib import Path
+from ci_eval.checks import add_hidden_tests, main, run_tests
 
-from ci_eval.checks import main, run_tests, task_dir
-
-HIDDEN = "tests/test_appconfig_hidden.py"
-shutil.copy(task_dir() / "hidden_tests" / "test_appconfig_hidden.py", Path(HIDDEN))
+HIDDEN = add_hidden_tests("test_appconfig_hidden.py")
 BOOLS = ["1-True", "0-False", "true-True", "false-False", "TRUE-True", "False-False", "yes-True",
          "no-False", "on-True", "OFF-False"]
 

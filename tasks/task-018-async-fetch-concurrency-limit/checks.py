@@ -4,13 +4,9 @@ The fake fetch in the hidden tests only awaits asyncio.sleep(0), so the event lo
 not wall-clock time, decides the interleaving: the counts are deterministic.
 """
 
-import shutil
-from pathlib import Path
+from ci_eval.checks import add_hidden_tests, main, run_tests
 
-from ci_eval.checks import main, run_tests, task_dir
-
-HIDDEN = "tests/test_crawler_limits.py"
-shutil.copy(task_dir() / "hidden_tests" / "test_crawler_limits.py", Path(HIDDEN))
+HIDDEN = add_hidden_tests("test_crawler_limits.py")
 
 main(
     lambda: run_tests(
