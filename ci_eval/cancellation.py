@@ -6,10 +6,10 @@ sees the flag, stops scheduling runs and calls `kill_running()`, which SIGKILLs 
 of every command in flight. A run whose command was killed that way is not a result: workers check
 `cancelled()` after each step and raise `Cancelled` instead of returning a record.
 
-Which groups are in flight: the ones `process.run_process` registers with `register(pgid)` /
-`unregister(pgid)` (a group registered after cancellation is killed at once), and, as a safety
-net for any command started otherwise, every child of this process that leads its own process
-group (Linux /proc).
+Which groups are in flight: the ones `process.run_process` (which starts every agent and every
+checks run) registers with `register(pgid)` / `unregister(pgid)`; a group registered after
+cancellation is killed at once. Short helper commands (git, setup.sh) run in ci-eval's own
+process group and get the terminal's signal themselves.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import contextlib
 import os
 import signal
 import threading
-from pathlib import Path
 
 _lock = threading.Lock()
 _groups: set[int] = set()
@@ -73,10 +72,9 @@ def unregister(pgid: int) -> None:
 
 
 def kill_running() -> None:
-    """SIGKILL every registered group and every child process that leads its own group."""
+    """SIGKILL every registered group."""
     with _lock:
         groups = set(_groups)
-    groups.update(_child_group_leaders())
     for pgid in groups:
         _kill_group(pgid)
 
@@ -86,27 +84,6 @@ def _kill_group(pgid: int) -> None:
         return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-
-
-def _child_group_leaders() -> set[int]:
-    """Children of this process that lead their own process group (started in a new session)."""
-    me = os.getpid()
-    found = set()
-    try:
-        entries = list(Path("/proc").iterdir())
-    except OSError:
-        return found
-    for entry in entries:
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        # after "pid (comm)": state ppid pgrp ...
-        if len(fields) > 2 and int(fields[1]) == me and int(fields[2]) == int(entry.name):
-            found.add(int(entry.name))
-    return found
 
 
 @contextlib.contextmanager
