@@ -74,6 +74,11 @@ def add_root_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_results_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--results", default="results", metavar="DIR",
+                        help="results folder, relative to --root (default results/)")
+
+
 def add_tasks_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("tasks", nargs="*", metavar="TASK",
                         help="task id, task-NNN or NNN (default: all)")

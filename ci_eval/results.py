@@ -163,6 +163,14 @@ def load_results(results_dir: Path, *, drop_torn_tail: bool = False) -> dict[str
     return results
 
 
+def require_results(results_dir: Path) -> dict[str, list[dict]]:
+    """load_results, refusing a folder that holds no results at all (--results)."""
+    loaded = load_results(results_dir)
+    if not loaded:
+        raise UserError("no *.jsonl results in the folder", path=results_dir, field="--results")
+    return loaded
+
+
 def latest_per_run(records: list[dict]) -> list[dict]:
     by_run = {}
     for record in records:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.main import add_root_argument, positive_int
+from ci_eval.main import add_results_argument, add_root_argument, positive_int
 
 
 def add_parser(subparsers) -> None:
@@ -30,8 +30,7 @@ def add_parser(subparsers) -> None:
     add_root_argument(update)
     update.add_argument("tasks", nargs="*", metavar="TASK", help="task ids or numbers")
     update.add_argument("--all", action="store_true", help="every task that has results")
-    update.add_argument("--results", default="results", metavar="DIR",
-                        help="results folder, relative to --root (default results/)")
+    add_results_argument(update)
     update.add_argument("--baseline", metavar="FILE",
                         help="baseline file, relative to --root (default baseline.json)")
     update.add_argument("--allow-below-threshold", action="store_true",

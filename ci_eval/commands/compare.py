@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.main import add_root_argument, positive_int
+from ci_eval.main import add_results_argument, add_root_argument, positive_int
 
 FORMATS = ("table", "markdown", "json", "junit")
 
@@ -20,8 +20,7 @@ def add_parser(subparsers) -> None:
         "regressed, is inconclusive or has a changed prompt; 0 otherwise; 2 on bad input.",
     )
     add_root_argument(parser)
-    parser.add_argument("--results", default="results", metavar="DIR",
-                        help="results folder, relative to --root (default results/)")
+    add_results_argument(parser)
     parser.add_argument("--baseline", metavar="FILE",
                         help="baseline file, relative to --root (default baseline.json)")
     parser.add_argument("--format", choices=FORMATS, default="table",
@@ -45,7 +44,6 @@ def run(args: argparse.Namespace) -> int:
 
     from ci_eval import calibration, gate, results
     from ci_eval.baseline import baseline_path, load_baseline
-    from ci_eval.errors import UserError
     from ci_eval.output import emit
     from ci_eval.render_compare import render, verdict_line
     from ci_eval.summary import summarize_results, typical_k
@@ -53,9 +51,7 @@ def run(args: argparse.Namespace) -> int:
 
     root = Path(args.root)
     results_dir = root / args.results
-    loaded = results.load_results(results_dir)
-    if not loaded:
-        raise UserError("no *.jsonl results in the folder", path=results_dir, field="--results")
+    loaded = results.require_results(results_dir)
     baseline = load_baseline(baseline_path(root, args.baseline))
     tasks = load_tasks(root)
 

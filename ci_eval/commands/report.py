@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ci_eval.main import add_root_argument, positive_int
+from ci_eval.main import add_results_argument, add_root_argument, positive_int
 
 
 def add_parser(subparsers) -> None:
@@ -14,8 +14,7 @@ def add_parser(subparsers) -> None:
         "inconclusive (fewer valid runs than asked), 2 on bad input.",
     )
     add_root_argument(parser)
-    parser.add_argument("--results", default="results", metavar="DIR",
-                        help="results folder, relative to --root (default results/)")
+    add_results_argument(parser)
     parser.add_argument("--format", choices=("table", "json", "junit"), default="table")
     parser.add_argument("--json", action="store_const", const="json", dest="format",
                         help="same as --format json")
@@ -31,13 +30,11 @@ def run(args) -> int:
     from pathlib import Path
 
     from ci_eval import report, results
-    from ci_eval.errors import EXIT_FAILED, EXIT_OK, UserError
+    from ci_eval.errors import EXIT_FAILED, EXIT_OK
     from ci_eval.output import emit
     from ci_eval.summary import summarize_results
 
-    loaded = results.load_results(Path(args.root) / args.results)
-    if not loaded:
-        raise UserError("no *.jsonl results in the folder", path=Path(args.root) / args.results)
+    loaded = results.require_results(Path(args.root) / args.results)
     by_task = summarize_results(loaded, args.k)
     summaries = [by_task[task] for task in sorted(by_task)]
     notices = report.isolation_notices([r for records in loaded.values() for r in records])
