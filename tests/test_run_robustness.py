@@ -36,6 +36,20 @@ def _wait_for_lines(path: Path, n: int, timeout: float = 60) -> None:
     raise AssertionError(f"{path} never got {n} line(s)")
 
 
+def _signal_and_wait(proc: subprocess.Popen, signum: int) -> tuple[str, str, float]:
+    """Send signum; (stdout, stderr, seconds until the process exited)."""
+    sent = time.monotonic()
+    proc.send_signal(signum)
+    stdout, stderr = proc.communicate(timeout=15)
+    return stdout, stderr, time.monotonic() - sent
+
+
+def _reap(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_signal_stops_the_run_promptly_keeps_finished_runs_and_resume_completes(
         tmp_path, signum, code):
@@ -53,14 +67,9 @@ def test_signal_stops_the_run_promptly_keeps_finished_runs_and_resume_completes(
         while not live_pids_with(marker) and time.monotonic() < deadline:
             time.sleep(0.05)
         time.sleep(0.3)
-        sent = time.monotonic()
-        proc.send_signal(signum)
-        stdout, stderr = proc.communicate(timeout=15)
-        elapsed = time.monotonic() - sent
+        stdout, stderr, elapsed = _signal_and_wait(proc, signum)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _reap(proc)
     assert proc.returncode == code, (stdout, stderr)
     assert elapsed < 2.5, elapsed
     assert "Traceback" not in stderr
@@ -96,14 +105,9 @@ def test_sigint_during_the_first_runs_records_nothing_bogus(tmp_path):
         while len(live_pids_with(marker)) < 2 and time.monotonic() < started + 30:
             time.sleep(0.05)  # both agents running (under load start-up may take a while)
         time.sleep(max(0.0, started + 1.5 - time.monotonic()))
-        sent = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=15)
-        elapsed = time.monotonic() - sent
+        _, stderr, elapsed = _signal_and_wait(proc, signal.SIGINT)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _reap(proc)
     assert proc.returncode == 130, stderr
     assert elapsed < 2.5, elapsed
     results = repo / "results" / "task-001-greet.jsonl"
