@@ -113,7 +113,7 @@ def time_inspect(tasks: Path, task_file: Path, logs: Path) -> float:
                            "--epochs", str(EPOCHS), "--max-samples", str(PARALLEL),
                            "--max-subprocesses", str(PARALLEL), "--log-dir", str(logs),
                            "--log-format", "json"],
-                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env=env, capture_output=True, text=True,
                           check=False, cwd=task_file.parent)
     elapsed = time.perf_counter() - started
     if done.returncode != 0:

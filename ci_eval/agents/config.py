@@ -56,8 +56,17 @@ from typing import Any
 from ci_eval.agents.budget import Budget, parse_budget
 from ci_eval.agents.presets import PRESETS, did_you_mean
 from ci_eval.agents.pricing import ModelPrice, parse_pricing
-from ci_eval.agents.shell import first_program, plain_argv, unclosed_quote
-from ci_eval.agents.values import check_keys, got, positive_number
+from ci_eval.agents.shell import first_program
+from ci_eval.agents.values import (
+    argument_list,
+    check_keys,
+    command_value,
+    env_names,
+    got,
+    model_name,
+    positive_number,
+    string_command,
+)
 from ci_eval.errors import UserError
 from ci_eval.strict_yaml import read_yaml
 from ci_eval.tasks.model import MAX_TIMEOUT_SECONDS
@@ -73,8 +82,6 @@ AGENT_KEYS = ("command", "preset", "model", "args", "timeout_seconds", "env", "u
 CHECKS_KEYS = ("env",)
 USAGE_MODES = ("file", "none")
 AGENT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-MODEL_RE = re.compile(r"^[^\s]{1,200}$")
 
 
 @dataclass(frozen=True)
@@ -134,7 +141,7 @@ def preset_agent(name: str) -> AgentConfig:
 
 def inline_agent(command: str) -> AgentConfig:
     """--agent-cmd: a command string (bash, or directly when it has no shell syntax)."""
-    argv, shell = _string_command(command, None, "--agent-cmd")
+    argv, shell = string_command(command, None, "--agent-cmd")
     return AgentConfig(name=f"cmd:{command}", command=argv, shell=shell)
 
 
@@ -215,7 +222,7 @@ def parse_config(data: Any, path: Path | str = CONFIG_FILE) -> Config:
         if not isinstance(checks, dict):
             raise UserError(f"expected a mapping, got {got(checks)}", path=path, field="checks")
         check_keys(checks, CHECKS_KEYS, path, prefix="checks.")
-        checks_env = _env_list(checks.get("env"), path, "checks.env")
+        checks_env = env_names(checks.get("env"), path, "checks.env")
     failure_logs = data.get("failure_logs", DEFAULT_FAILURE_LOGS)
     if not isinstance(failure_logs, str) or not failure_logs.strip():
         raise UserError(f"expected a folder path, got {got(failure_logs)}", path=path,
@@ -286,7 +293,7 @@ def _parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
             f"{', '.join(sorted(PRESETS))})", path=path, field=f"{where}.command"
         )
     timeout = _timeout(spec, path, where)
-    env = _env_list(spec.get("env"), path, f"{where}.env")
+    env = env_names(spec.get("env"), path, f"{where}.env")
     if "preset" in spec:
         for key, why in (("usage", "a preset reads usage from its tool's output"),):
             if key in spec:
@@ -295,8 +302,8 @@ def _parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
         return AgentConfig(
             name=name, command=None, timeout_seconds=timeout, env=env,
             preset=_preset(spec["preset"], path, f"{where}.preset"),
-            model=_model(spec.get("model"), path, f"{where}.model") if "model" in spec else None,
-            args=_arguments(spec["args"], path, f"{where}.args") if "args" in spec else (),
+            model=model_name(spec.get("model"), path, f"{where}.model") if "model" in spec else None,
+            args=argument_list(spec["args"], path, f"{where}.args") if "args" in spec else (),
         )
     for key in ("model", "args"):
         if key in spec:
@@ -310,7 +317,7 @@ def _parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
             path=path,
             field=f"{where}.usage",
         )
-    command, shell = _command(spec["command"], path, f"{where}.command")
+    command, shell = command_value(spec["command"], path, f"{where}.command")
     return AgentConfig(name=name, command=command, timeout_seconds=timeout, env=env,
                        usage=usage, shell=shell)
 
@@ -336,80 +343,3 @@ def _preset(value: Any, path: Path | str, where: str) -> str:
     raise UserError(
         f"unknown preset {value!r} ({did_you_mean(value, PRESETS)}known: "
         f"{', '.join(sorted(PRESETS))})", path=path, field=where)
-
-
-def _model(value: Any, path: Path | str, where: str) -> str:
-    if not isinstance(value, str) or not MODEL_RE.match(value):
-        raise UserError(f"expected a model name (one word), got {got(value)}", path=path,
-                        field=where)
-    return value
-
-
-def _arguments(value: Any, path: Path | str, where: str) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        raise UserError(f"expected a list of arguments, got {got(value)}", path=path, field=where)
-    args = []
-    for index, item in enumerate(value):
-        if isinstance(item, bool) or not isinstance(item, (str, int, float)):
-            raise UserError(f"expected a string, got {got(item)}", path=path,
-                            field=f"{where}[{index}]")
-        args.append(str(item))
-    return tuple(args)
-
-
-def _script(value: str, path: Path | str | None, where: str) -> str:
-    if not value.strip():
-        raise UserError("expected a command, got an empty string", path=path, field=where)
-    problem = unclosed_quote(value)
-    if problem:
-        raise UserError(f"cannot split the command like a shell would ({problem})", path=path,
-                        field=where)
-    return value
-
-
-def _string_command(value: str, path: Path | str | None, where: str) -> tuple[tuple[str, ...], bool]:
-    script = _script(value, path, where)
-    argv = plain_argv(script)
-    return (argv, False) if argv else (("bash", "-c", script), True)
-
-
-def _command(value: Any, path: Path | str, where: str) -> tuple[tuple[str, ...], bool]:
-    """(what to execute, whether it is a bash script) for a `command` value."""
-    if isinstance(value, str):
-        return _string_command(value, path, where)
-    if isinstance(value, list):
-        if not value:
-            raise UserError("expected a command, got an empty list", path=path, field=where)
-        argv = _arguments(value, path, where)
-        if not argv[0]:
-            raise UserError(
-                "expected the program name, got an empty string", path=path, field=f"{where}[0]"
-            )
-        return argv, False
-    raise UserError(
-        f"expected a command (a string, or a list of strings), got {got(value)}",
-        path=path,
-        field=where,
-    )
-
-
-def _env_list(value: Any, path: Path | str, where: str) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        raise UserError(
-            f"expected a list of environment variable names, got {got(value)}",
-            path=path,
-            field=where,
-        )
-    names: list[str] = []
-    for index, item in enumerate(value):
-        if not isinstance(item, str) or not ENV_NAME_RE.match(item):
-            raise UserError(
-                f"expected an environment variable name (letters, digits, '_'), got {got(item)}",
-                path=path,
-                field=f"{where}[{index}]",
-            )
-        if item not in names:
-            names.append(item)
-    return tuple(names)
