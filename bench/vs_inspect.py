@@ -109,7 +109,7 @@ def time_inspect(tasks: Path, task_file: Path, logs: Path) -> float:
     env = {**os.environ, "BENCH_TASKS": str(tasks), "INSPECT_LOG_DIR": str(logs),
            "INSPECT_DISPLAY": "none", "INSPECT_EVAL_LOG_FILE_PATTERN": "{task}"}
     started = time.perf_counter()
-    done = subprocess.run([str(inspect), "eval", str(task_file), "--model", "mockllm/model",
+    done = subprocess.run([str(inspect), "eval", task_file.name, "--model", "mockllm/model",
                            "--epochs", str(EPOCHS), "--max-samples", str(PARALLEL),
                            "--max-subprocesses", str(PARALLEL), "--log-dir", str(logs),
                            "--log-format", "json"],
