@@ -208,30 +208,6 @@ _PYTEST_LAUNCHER = (
     "sys.exit(pytest.main())\n"
 )
 
-OUTCOMES = ("PASSED", "FAILED", "ERROR", "XFAIL", "XPASS", "SKIPPED")
-
-
-def parse_pytest_outcomes(output: str, test_ids: Iterable[str] | None = None) -> dict[str, str]:
-    """Node id -> outcome, from the `-rA` short test summary. With `test_ids`, those ids are
-    matched whole (a parametrized id may hold spaces, a failure line appends ` - message`);
-    without, every summarized id is returned, cut at the first ` - `."""
-    wanted = None if test_ids is None else list(test_ids)
-    outcomes = {}
-    for line in output.splitlines():
-        word, _, rest = line.partition(" ")
-        if word not in OUTCOMES:
-            continue
-        if wanted is None:
-            node_id = rest.partition(" - ")[0].strip()
-            if "::" in node_id:
-                outcomes[node_id] = word
-            continue
-        for test_id in wanted:
-            if rest == test_id or rest.startswith(test_id + " - "):
-                outcomes[test_id] = word
-    return outcomes
-
-
 @dataclass(frozen=True)
 class PytestRun:
     """One pytest session: its exit code (None when it timed out), the outcome of each test from

@@ -5,7 +5,7 @@
 # survivors and why each is equivalent or which test kills it.
 #
 #   scripts/mutation.sh            # all of the scope
-#   scripts/mutation.sh -k gate    # only mutants whose name matches (mutmut run ARGS)
+#   scripts/mutation.sh "ci_eval.verdict.gate*"   # only these mutants (mutmut run ARGS)
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/ci-eval-mutation-XXXXXX")"
@@ -28,10 +28,15 @@ with open("pyproject.toml", "a") as handle:
                  f"only_mutate = {scope!r}\n".replace("'", '"')
                  + f"pytest_add_cli_args_test_selection = {[f'tests/{t}.py' for t in tests]!r}\n"
                  .replace("'", '"')
-                 + 'pytest_add_cli_args = ["-q", "-p", "no:cacheprovider"]\n')
+                 + 'pytest_add_cli_args = ["-q", "-p", "no:cacheprovider"]\n'
+                 # what the selected tests read besides ci_eval/ (gate_sim.py, the bundled tasks)
+                 + 'also_copy = ["bench", "tasks", "docs"]\n')
 PY
-mutmut run "$@" || true
-mutmut results --all true > results.txt || true
+if ! mutmut run "$@"; then
+  echo "mutmut run failed (see above): no figures" >&2
+  exit 1
+fi
+mutmut results --all true > results.txt
 python3 - <<'PY'
 import collections, re
 counts = collections.defaultdict(collections.Counter)
