@@ -58,5 +58,17 @@ def reexec_inside(python: Path, script: Path, args: list[str]) -> int:
                           cwd="/", check=False).returncode
 
 
+def run_inside(script: str, venv: Path | None, args: list[str], *,
+               extra: tuple[str, ...] = ()) -> int:
+    """`script --inner ARGS` in a venv made (or reused at `venv`) with ci-eval and `extra`;
+    a throwaway venv is removed afterwards."""
+    python, throwaway = make_venv(venv, extra=extra)
+    try:
+        return reexec_inside(python, Path(script).resolve(), args)
+    finally:
+        if throwaway:
+            shutil.rmtree(python.parents[1], ignore_errors=True)
+
+
 def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]

@@ -216,13 +216,8 @@ def main() -> int:
         return inner(args)
     import _venv
 
-    python, throwaway = _venv.make_venv(args.venv)
-    try:
-        return _venv.reexec_inside(python, Path(__file__).resolve(),
-                                   ["--groups", str(args.groups)] + (["--json"] if args.json else []))
-    finally:
-        if throwaway:
-            shutil.rmtree(python.parents[1], ignore_errors=True)
+    return _venv.run_inside(__file__, args.venv,
+                            ["--groups", str(args.groups)] + (["--json"] if args.json else []))
 
 
 if __name__ == "__main__":

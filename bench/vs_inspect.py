@@ -204,13 +204,9 @@ def main() -> int:
     args = parser.parse_args()
     if args.inner:
         return inner(args)
-    python, throwaway = _venv.make_venv(args.venv, extra=("inspect-ai",) if args.install else ())
-    try:
-        return _venv.reexec_inside(python, Path(__file__).resolve(),
-                                   ["--rounds", str(args.rounds)] + (["--json"] if args.json else []))
-    finally:
-        if throwaway:
-            shutil.rmtree(python.parents[1], ignore_errors=True)
+    return _venv.run_inside(__file__, args.venv,
+                            ["--rounds", str(args.rounds)] + (["--json"] if args.json else []),
+                            extra=("inspect-ai",) if args.install else ())
 
 
 if __name__ == "__main__":
