@@ -157,6 +157,10 @@ def _cli_env(extra: dict | None) -> dict:
         [str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
     )
     env.pop("GITHUB_ACTIONS", None)
+    if env.get("MUTANT_UNDER_TEST") == "stats":
+        # scripts/mutation.sh: mutmut's coverage pass records hits in its own process (a child's
+        # would be lost) and needs its config from the cwd; children run mutants, not this pass
+        del env["MUTANT_UNDER_TEST"]
     env.update(extra or {})
     return env
 
