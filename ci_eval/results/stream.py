@@ -10,7 +10,7 @@ row per run, so 1,000 tasks x 100 runs fit in a few tens of MB whatever the diff
 (bench/scale.py).
 
 What is accepted, and the refusal given (the same words, the same file:line, in the same order),
-is what store.read_file and store.load_results give: lines split as Python's text mode splits them
+is what store.read_file and store.load_results give, but for the diff's own text (below): lines split as Python's text mode splits them
 (\\n, \\r\\n or \\r), blank lines skipped, a line that is not JSON refused unless it is the last
 (a torn tail: refused, or reported in `torn_line` with allow_torn_tail), each record checked by
 store.check_record as it is read, and once the file is read the checks of store.check_runs (a run
@@ -18,15 +18,14 @@ recorded twice, another agent than the first line's, a run beyond what was asked
 
 keep_diff=False: the `diff` text of a line in the layout `ci-eval run` writes (sorted keys, so
 `"diff": "...", "diff_truncated": `) is skipped over without being decoded, after checking that
-it is one valid JSON string (_plain_string); any other line is parsed whole. Records come with
-"diff": None.
+it hides no other field (see _DIFF_START: its text is not parsed); any other line is parsed
+whole. Records come with "diff": None.
 """
 
 from __future__ import annotations
 
 import json
 import json.scanner
-import re
 from pathlib import Path
 
 from ci_eval.errors import UserError
@@ -82,10 +81,12 @@ class RecordReader:
         """The checked record of the line data[start:end]; None when it is not JSON."""
         if not self.keep_diff:
             cut = data.find(_DIFF_START, start, end)
-            after = data.find(_DIFF_END, cut, end) if cut >= 0 else -1
-            if after >= 0 and _plain_string(data, cut + len(_DIFF_START), after - 1):
+            text = cut + len(_DIFF_START)
+            after = data.find(_DIFF_END, text - 1, end) if cut >= 0 else -1
+            if (after >= text and data[after - 1] != 92  # 92: a backslash
+                    and data.count(b'"', text, after) == data.count(b'\\"', text, after)):
                 record = _scanned(_text(data, start, cut) + '"diff": null'
-                                  + _text(data, after, end))
+                                  + _text(data, after + 1, end))
                 if record is not None:
                     return check_record(record, self.path, number, self.task)
         try:  # not JSON: an int of 5000 digits; [[[[...
@@ -147,31 +148,17 @@ def _split_cr(data: bytes, start: int, end: int):
     return lines
 
 
-# A line as `ci-eval run` writes it has sorted keys: `"diff": "...", "diff_truncated": `. Inside
-# a valid JSON string every quote is escaped, so the end marker cannot occur in one; the text
-# between the markers is checked to be one valid string (else the line is parsed whole), so no
-# field hides in it. Were the start marker a nested key (in agent_outcome), the cut would leave a
-# brace unclosed and the line would be parsed whole.
+# A line as `ci-eval run` writes it has sorted keys: `"diff": "...", "diff_truncated": `. The
+# text between the two markers is skipped over, not parsed, once it is known to hide no field:
+# a field's key opens with a quote after a comma or white space, while inside a JSON string
+# every quote is escaped; so when every quote there follows a backslash (and the closing quote
+# does not), the cut removes the diff's text and nothing else. That text is not checked to be
+# well-formed JSON (json.loads would refuse a raw control character or a bad escape in it, so
+# read_file refuses such a line); these commands do not read it. Were the start marker a nested
+# key (in agent_outcome), the cut would leave a brace unclosed and the line is parsed whole.
 _DIFF_START = b'"diff": "'
-_DIFF_END = b', "diff_truncated": '
-# What a JSON string may not hold, once each escaped backslash and each escaped quote is one
-# plain byte: a raw control character, a quote, an unknown escape, a \\u without four hex digits,
-# a backslash escaping the closing quote.
-_NOT_IN_STRING = re.compile(rb'[\x00-\x1f"]|\\[^/bfnrtu]|\\u(?![0-9a-fA-F]{4})|\\\Z')
+_DIFF_END = b'", "diff_truncated": '
 _SCAN = json.scanner.make_scanner(json.JSONDecoder())
-
-
-def _plain_string(data: bytes, start: int, end: int) -> bool:
-    """Is data[start:end] the inside of one JSON string, as json.loads reads strings (no raw
-    control character, no unescaped quote, only valid escapes), data[end] its closing quote?"""
-    if end < start or data[end:end + 1] != b'"':
-        return False
-    body = data[start:end]
-    if b"\\\\" in body:  # pairs, from the left: each is one escaped backslash
-        body = body.replace(b"\\\\", b"_")
-    if b'"' in body:  # now every backslash starts an escape; \\" is one
-        body = body.replace(b'\\"', b"_")
-    return _NOT_IN_STRING.search(body) is None
 
 
 def _scanned(text: str) -> dict | None:
@@ -211,11 +198,13 @@ class RunChecks:
                 self.problem = UserError(f"agent {record['agent']!r}, but line {self.first[1]} "
                                          f"has {self.first[0]!r}; a results file holds one "
                                          "agent's runs", path=where, field="agent")
-        for name in ("requested", "k"):
-            value = record.get(name)
-            if isinstance(value, int):
-                self.asked = max(self.asked, value)
-        self.errors += record["status"] == "error"
+        requested, k = record.get("requested"), record.get("k")  # whole numbers, or absent
+        if requested is not None and requested > self.asked:
+            self.asked = requested
+        if k is not None and k > self.asked:
+            self.asked = k
+        if record["status"] == "error":
+            self.errors += 1
 
     def finish(self) -> None:
         if self.problem is not None:

@@ -153,22 +153,25 @@ class TaskRuns:
             raw = get("reason", "")
             if texts is not None and type(raw) is str:
                 raw = texts.setdefault(raw, raw)
-        score = get("rubric_score")
-        if status in VALID_STATUSES and isinstance(score, (int, float)):
-            rubric = (score, _criteria(get("rubric_tripped")), _criteria(get("rubric_auto_fail")))
+        if "rubric_score" in record:
+            score = record["rubric_score"]
+            if status in VALID_STATUSES and isinstance(score, (int, float)):
+                rubric = (score, _criteria(get("rubric_tripped")),
+                          _criteria(get("rubric_auto_fail")))
         self.rows.append(Row(record["run"], status, get("tokens"), get("wall_seconds"),
                              get("cost_usd"), exited, reason, raw, rubric))
         self.agents.add(record["agent"])
-        if isinstance(get("prompt_hash"), str):
-            self.prompt_hashes.add(record["prompt_hash"])
-        if get("isolation"):
-            self.isolation.add(record["isolation"])
-        for name in ("requested", "k"):
-            value = get(name)
-            if _count(value):
-                self.request = max(self.request or 0, value)
-                if name == "k":
-                    self.k = max(self.k or 0, value)
+        prompt_hash, isolation = get("prompt_hash"), get("isolation")
+        if isinstance(prompt_hash, str):
+            self.prompt_hashes.add(prompt_hash)
+        if isolation:
+            self.isolation.add(isolation)
+        requested, k = get("requested"), get("k")
+        if _count(requested):
+            self.request = max(self.request or 0, requested)
+        if _count(k):
+            self.request = max(self.request or 0, k)
+            self.k = max(self.k or 0, k)
 
     def outcomes(self):
         """(status, agent exited non-zero, reason) of each run, in run order: what
