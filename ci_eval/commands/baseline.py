@@ -74,7 +74,7 @@ def run_update(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ci_eval.errors import UserError
-    from ci_eval.results import store as results
+    from ci_eval.results import stream
     from ci_eval.results.summary import summarize_results
     from ci_eval.tasks.load import load_tasks
     from ci_eval.verdict import gate
@@ -94,7 +94,7 @@ def run_update(args: argparse.Namespace) -> int:
     all_tasks = load_tasks(root)
     selected = all_tasks if args.all else load_tasks(root, args.tasks)
     results_dir = root / args.results
-    loaded = results.load_results(results_dir)
+    loaded = stream.load_runs(results_dir)  # streamed: per-task rows, no diffs held
     path = baseline_path(root, args.baseline)
     if path.exists() and not path.is_file():
         raise UserError("is a folder, expected the baseline file (or nothing, to start one)",
@@ -111,7 +111,7 @@ def run_update(args: argparse.Namespace) -> int:
         raise UserError("no results for any task in tasks/", path=results_dir, field="--results")
     agent = gate.check_agents(
         baseline.agent,
-        (r["agent"] for t in with_results for r in loaded[t.id]),
+        (agent for t in with_results for agent in sorted(loaded[t.id].agents)),
         allow_mismatch=args.allow_agent_mismatch,
         results_path=results_dir,
     )
@@ -124,10 +124,10 @@ def run_update(args: argparse.Namespace) -> int:
         if not task.prompt_path.is_file():
             raise UserError("missing prompt.md (its hash is part of the baseline)",
                             path=task.prompt_path)
-        records = loaded[task.id]
+        runs = loaded[task.id]
         summary = summaries[task.id]
         old = entries.get(task.id)
-        reason = _refusal(task, summary, records)
+        reason = _refusal(task, summary, runs.prompt_hashes)
         if reason:
             action, message = "refused", f"refused: {reason}"
         else:
@@ -181,14 +181,14 @@ def run_update(args: argparse.Namespace) -> int:
     return 0
 
 
-def _refusal(task, summary, records) -> str:
+def _refusal(task, summary, prompt_hashes) -> str:
     """Why a task's results cannot become its baseline; "" when they can."""
     if summary.runs == 0 or summary.inconclusive:
         return (f"inconclusive ({summary.runs} valid run(s) of {summary.requested}, "
                 f"{summary.errors} error(s)); not recorded")
     from ci_eval.tasks.model import other_prompts
 
-    if other_prompts((r.get("prompt_hash") for r in records), task.prompt_hash):
+    if other_prompts(prompt_hashes, task.prompt_hash):
         return "the results were run with another prompt.md than tasks/ holds now; rerun"
     return ""
 

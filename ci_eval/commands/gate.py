@@ -133,13 +133,13 @@ def on_default_branch(ctx, verdict, compared, history_dir, k=None):
 
     from ci_eval import __version__
     from ci_eval.results import history
-    from ci_eval.results.store import require_results
+    from ci_eval.results.stream import require_runs
     from ci_eval.results.summary import summarize_results
 
     sha = (ctx.sha or "").lower()
     now = dt.datetime.now(dt.timezone.utc)
     summary = history.build_summary(
-        summarize_results(require_results(compared), k),
+        summarize_results(require_runs(compared), k),
         date=now.date().isoformat(),
         recorded_at=history.utc_timestamp(now),
         commit=sha if history.COMMIT_RE.match(sha) else None,

@@ -115,7 +115,7 @@ def run_record(args: argparse.Namespace) -> int:
 
     from ci_eval import __version__
     from ci_eval.results import history
-    from ci_eval.results.store import require_results
+    from ci_eval.results.stream import require_runs
     from ci_eval.results.summary import summarize_results
     from ci_eval.verdict import gate
     from ci_eval.verdict.gc import parse_day
@@ -123,8 +123,8 @@ def run_record(args: argparse.Namespace) -> int:
     root = Path(args.root)
     day = parse_day(args.date, field="--date")
     results_dir = root / args.results
-    loaded = require_results(results_dir)
-    agent = gate.check_agents(None, (r["agent"] for rs in loaded.values() for r in rs),
+    loaded = require_runs(results_dir)
+    agent = gate.check_agents(None, (a for runs in loaded.values() for a in sorted(runs.agents)),
                               allow_mismatch=False, results_path=results_dir)
     summary = history.build_summary(
         summarize_results(loaded),

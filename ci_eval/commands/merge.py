@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
 
     merged = merge_folders([Path(f) for f in args.folders])
     write_merged(merged, Path(args.out))
-    runs = sum(len(r) for r in merged.records.values())
+    runs = merged.runs
     if args.json:
         sys.stdout.write(json.dumps({
             "out": str(args.out), "folders": merged.folders, "tasks": len(merged.records),

@@ -38,12 +38,12 @@ def run(args) -> int:
     from ci_eval.errors import EXIT_FAILED, EXIT_OK
     from ci_eval.output import emit
     from ci_eval.render import report
-    from ci_eval.results import store as results
+    from ci_eval.results import stream
     from ci_eval.results.summary import summarize_results
 
-    loaded = results.require_results(Path(args.root) / args.results)
+    loaded = stream.require_runs(Path(args.root) / args.results)  # streamed: no diffs held
     by_task = summarize_results(loaded, args.k)
     summaries = [by_task[task] for task in sorted(by_task)]
-    notices = report.isolation_notices([r for records in loaded.values() for r in records])
+    notices = report.label_notices({label for runs in loaded.values() for label in runs.isolation})
     emit(report.render(summaries, args.format, notices, reasons=args.reasons), args.output)
     return EXIT_FAILED if any(s.inconclusive for s in summaries) else EXIT_OK

@@ -124,7 +124,11 @@ def render(summaries: list[TaskSummary], fmt: str, notices: tuple[str, ...] = ()
 
 def isolation_notices(records: list[dict]) -> tuple[str, ...]:
     """What the runs' recorded isolation means for the reader; never silent."""
-    labels = {r.get("isolation", "") for r in records if r.get("isolation")}
+    return label_notices({r.get("isolation", "") for r in records if r.get("isolation")})
+
+
+def label_notices(labels: set[str]) -> tuple[str, ...]:
+    """isolation_notices from the distinct `isolation` labels of the runs."""
     notices = []
     if any("agent-unisolated" in label for label in labels):
         notices.append("agents ran without a sandbox: solutions were readable by the agent")

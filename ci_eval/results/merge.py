@@ -3,11 +3,16 @@
     merged = merge_folders([Path("shards/shard-1"), Path("shards/shard-2")])
     write_merged(merged, Path("results"))       # atomic: the folder appears whole or not at all
 
-Each file is read with store.read_file (which refuses a bad line, a run recorded twice, a run
+Each file is read with stream.RecordReader (which refuses a bad line, a run recorded twice, a run
 beyond what was asked or another agent within the file, naming file:line). The records of a task
 are then pooled across folders and checked again with store.check_runs, so the same (task, run)
 arriving from two shards -- identical or not -- is refused naming both file:line, as is a pooled
 run number beyond what was asked. One agent across every task too.
+
+Memory stays flat in the size of the records: merge_folders keeps what check_runs reads of each
+record (run, agent, status, requested, k; the diffs are skipped over unparsed), and
+`merged.records[task]` reads that task's files again, whole, and checks them again, when
+write_merged writes it: one task's records in memory at a time.
 """
 
 from __future__ import annotations
@@ -15,13 +20,13 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from ci_eval.errors import UserError
 from ci_eval.output import write_atomic
-from ci_eval.results import store
+from ci_eval.results import store, stream
 
 
 class Location(int):
@@ -49,41 +54,76 @@ class _Pooled:
     __str__ = lambda self: "merged shards"
 
 
+class _TaskRecords(Mapping):
+    """task id -> its records from every shard, sorted by run: read from the files (and their
+    pooled runs checked again) when asked, so one task's records are in memory at a time."""
+
+    def __init__(self, files: dict[str, list[Path]]):
+        self._files = files
+
+    def __getitem__(self, task: str) -> list[dict]:
+        entries = [(record, path, line) for path in self._files[task]
+                   for record, line in zip(*_read(path))]
+        _check_pooled(entries)
+        return sorted((record for record, _, _ in entries), key=lambda r: r["run"])
+
+    def __iter__(self):
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+
+def _read(path: Path) -> tuple[list[dict], list[int]]:
+    found = store.read_file(path)
+    return found.records, found.lines
+
+
 @dataclass(frozen=True)
 class Merged:
-    records: dict[str, list[dict]]  # task id -> records sorted by run
+    records: Mapping[str, list[dict]]  # task id -> records sorted by run (read when asked)
     sources: dict[str, list[str]]  # task id -> the files they came from
     folders: int
+    runs: int = 0  # records in all
+
+
+_CHECKED = ("run", "agent", "status", "requested", "k")  # what check_runs reads of a record
 
 
 def merge_folders(folders: Iterable[Path]) -> Merged:
     folders = [Path(f) for f in folders]
     if not folders:
         raise UserError("no shard results folders to merge", field="DIR")
-    pooled: dict[str, list[tuple[dict, str]]] = {}
+    pooled: dict[str, list[tuple[dict, Path, int]]] = {}
     for folder in folders:
         if not folder.is_dir():
             raise UserError("is not a folder of results", path=folder, field="DIR")
         for path in sorted(folder.glob("*.jsonl")):
-            found = store.read_file(path)
             task = path.name[: -len(".jsonl")]
-            for record, line in zip(found.records, found.lines):
-                pooled.setdefault(task, []).append((record, f"{path}:{line}"))
+            for line, record in stream.RecordReader(path, keep_diff=False):
+                light = {name: record[name] for name in _CHECKED if name in record}
+                pooled.setdefault(task, []).append((light, path, line))
     first_agent: tuple[str, str] | None = None
-    records, sources = {}, {}
+    files, sources, runs = {}, {}, 0
     for task in sorted(pooled):
-        entries = pooled[task]
-        lines = [Location(i + 1, where) for i, (_, where) in enumerate(entries)]
-        store.check_runs([r for r, _ in entries], lines, _Pooled())
-        agent = entries[0][0]["agent"]
+        entries = pooled.pop(task)
+        _check_pooled(entries)
+        agent, first = entries[0][0]["agent"], f"{entries[0][1]}:{entries[0][2]}"
         if first_agent is None:
-            first_agent = (agent, entries[0][1])
+            first_agent = (agent, first)
         elif agent != first_agent[0]:
             raise UserError(f"agent {agent!r}, but {first_agent[1]} has {first_agent[0]!r}; "
-                            "shards of one eval run one agent", path=entries[0][1], field="agent")
-        records[task] = sorted((r for r, _ in entries), key=lambda r: r["run"])
-        sources[task] = sorted({where.rsplit(":", 1)[0] for _, where in entries})
-    return Merged(records, sources, len(folders))
+                            "shards of one eval run one agent", path=first, field="agent")
+        files[task] = list(dict.fromkeys(path for _, path, _ in entries))
+        sources[task] = sorted({str(path) for path in files[task]})
+        runs += len(entries)
+    return Merged(_TaskRecords(files), sources, len(folders), runs)
+
+
+def _check_pooled(entries: list[tuple[dict, Path, int]]) -> None:
+    """store.check_runs over one task's records from every shard, naming FILE:LINE."""
+    lines = [Location(i + 1, f"{path}:{line}") for i, (_, path, line) in enumerate(entries)]
+    store.check_runs([record for record, _, _ in entries], lines, _Pooled())
 
 
 def write_merged(merged: Merged, out: Path) -> None:

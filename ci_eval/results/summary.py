@@ -8,6 +8,10 @@ How many valid runs a task was asked for (fewer = inconclusive), in this order:
   3. results recorded without either (older ci-eval): max(fallback, recorded runs), where the
      fallback of a results folder is the most common number of runs per task (default_k).
 summarize_results applies this to a whole folder; run, report, compare and baseline update use it.
+
+What a summary needs of a task's records is kept in a TaskRuns (one small row per run: no diff,
+no output), which the streaming reader (stream.load_runs) fills line by line, so report, compare
+and baseline update hold per-task aggregates, not records.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from fractions import Fraction
+from typing import NamedTuple
 
 from ci_eval.results import stats
 
@@ -91,43 +96,111 @@ def pass_at_k_label(k: int) -> str:
     return f"pass@{k} (unbiased)"
 
 
-def failure_reasons(records: Iterable[dict]) -> tuple[tuple[str, int], ...]:
-    """The distinct reasons of the runs that did not pass, with how many runs gave each, most
-    common first (ties: first seen)."""
-    counts = Counter()
-    for record in records:
-        if record["status"] != "pass":
-            reason = " ".join(str(record.get("reason") or f"({record['status']})").split())
-            counts[reason[:REASON_SHOWN]] += 1
-    return tuple(counts.most_common())
+class Row(NamedTuple):
+    """What a summary needs of one run's record: no diff, no output."""
+
+    run: int
+    status: str
+    tokens: int | None
+    wall_seconds: float | None
+    cost_usd: float | None
+    agent_exited: bool  # agent_exit_code other than 0 or null
+    reason: str | None  # as counted in failure_reasons (runs that did not pass)
+    raw_reason: object  # the record's `reason` as is (errored runs and non-zero agent exits)
+    rubric: tuple | None  # (score, tripped, auto_fail) of a valid run graded by a rubric
 
 
-def rubric_counts(records: Iterable[dict], name: str) -> tuple[tuple[str, int], ...]:
-    """Criterion id -> in how many runs it is listed in the record field `name`
-    (rubric_tripped or rubric_auto_fail), most common first (ties: first seen)."""
-    counts = Counter()
-    for record in records:
-        value = record.get(name)
-        if isinstance(value, list):
-            counts.update(list(dict.fromkeys(v for v in value if isinstance(v, str))))
-    return tuple(counts.most_common())
+def shown_reason(status: str, reason: object) -> str:
+    """A run's reason as failure_reasons counts it: whitespace folded, cut at REASON_SHOWN."""
+    return " ".join(str(reason or f"({status})").split())[:REASON_SHOWN]
 
 
-def recorded_k(records: Iterable[dict]) -> int | None:
-    """The k the task's runs were recorded with (the largest), None when none records one."""
-    values = [r["k"] for r in records if _count(r.get("k"))]
-    return max(values) if values else None
+class TaskRuns:
+    """One task's records as its summary needs them, added one at a time: a Row per run and a
+    few sets, never a diff or an output. Rows are put in run order when summarized, so the
+    result is the same whatever order the lines came in."""
+
+    __slots__ = ("agents", "isolation", "k", "prompt_hashes", "request", "rows", "task")
+
+    def __init__(self, task: str) -> None:
+        self.task = task
+        self.rows: list[Row] = []
+        self.agents: set[str] = set()
+        self.prompt_hashes: set[str] = set()
+        self.isolation: set[str] = set()
+        self.request: int | None = None  # the largest `requested` or `k` recorded
+        self.k: int | None = None  # the largest `k` recorded
+
+    @classmethod
+    def of(cls, task: str, records: Iterable[dict]) -> TaskRuns:
+        runs = cls(task)
+        for record in records:
+            runs.add(record)
+        return runs
+
+    def add(self, record: dict, texts: dict[str, str] | None = None) -> None:
+        """Take one checked record. `texts` (shared across tasks) keeps one copy of each
+        distinct reason text."""
+        get = record.get
+        status = _STATUS.get(record["status"], record["status"])
+        exited = get("agent_exit_code") not in (0, None)
+        reason = raw = rubric = None
+        if status != "pass":
+            reason = shown_reason(status, get("reason"))
+            if texts is not None:
+                reason = texts.setdefault(reason, reason)
+        if status == "error" or exited:
+            raw = get("reason", "")
+            if texts is not None and type(raw) is str:
+                raw = texts.setdefault(raw, raw)
+        if "rubric_score" in record:
+            score = record["rubric_score"]
+            if status in VALID_STATUSES and isinstance(score, (int, float)):
+                rubric = (score, _criteria(get("rubric_tripped")),
+                          _criteria(get("rubric_auto_fail")))
+        self.rows.append(Row(record["run"], status, get("tokens"), get("wall_seconds"),
+                             get("cost_usd"), exited, reason, raw, rubric))
+        self.agents.add(record["agent"])
+        prompt_hash, isolation = get("prompt_hash"), get("isolation")
+        if isinstance(prompt_hash, str):
+            self.prompt_hashes.add(prompt_hash)
+        if isolation:
+            self.isolation.add(isolation)
+        requested, k = get("requested"), get("k")
+        if _count(requested):
+            self.request = max(self.request or 0, requested)
+        if _count(k):
+            self.request = max(self.request or 0, k)
+            self.k = max(self.k or 0, k)
+
+    def outcomes(self):
+        """(status, agent exited non-zero, reason) of each run, in run order: what
+        gate.setup_broken reads."""
+        return ((row.status, row.agent_exited, row.raw_reason) for row in self.sorted_rows())
+
+    def sorted_rows(self) -> list[Row]:
+        return sorted(self.rows, key=lambda row: row.run)
+
+    def __len__(self) -> int:
+        return len(self.rows)
 
 
-def recorded_request(records: Iterable[dict]) -> int | None:
-    """The valid runs asked of the task by `ci-eval run` (largest `requested` or `k` recorded),
-    None for results recorded without them."""
-    values = [v for r in records for v in (r.get("requested"), r.get("k")) if _count(v)]
-    return max(values) if values else None
+_STATUS = {name: name for name in ("pass", "fail", "timeout", "error")}  # one copy of each
+
+
+def _criteria(value: object) -> tuple[str, ...]:
+    """A rubric_tripped / rubric_auto_fail list: its criterion ids, each once, in order."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(dict.fromkeys(v for v in value if isinstance(v, str)))
 
 
 def _count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _runs(records: list[dict] | TaskRuns, task: str = "") -> TaskRuns:
+    return records if isinstance(records, TaskRuns) else TaskRuns.of(task, records)
 
 
 def default_k(run_counts: Iterable[int]) -> int:
@@ -140,51 +213,54 @@ def default_k(run_counts: Iterable[int]) -> int:
     return min(n for n, c in counts.items() if c == best)
 
 
-def summarize_results(loaded: Mapping[str, list[dict]],
+def summarize_results(loaded: Mapping[str, list[dict] | TaskRuns],
                       k: int | None = None) -> dict[str, TaskSummary]:
-    """Every task of a results folder (task id -> records), with the same requested counts
-    whichever command asks: k (explicit) overrides; see the module docstring."""
+    """Every task of a results folder (task id -> records, or their TaskRuns), with the same
+    requested counts whichever command asks: k (explicit) overrides; see the module
+    docstring."""
+    runs = {task: _runs(records, task) for task, records in loaded.items()}
     fallback = None
     if k is None:
-        fallback = default_k(len(records) for records in loaded.values()
-                             if recorded_request(records) is None)
-    return {task: summarize(task, records, k, fallback_k=fallback)
-            for task, records in loaded.items()}
+        fallback = default_k(len(r) for r in runs.values() if r.request is None)
+    return {task: summarize(task, r, k, fallback_k=fallback) for task, r in runs.items()}
 
 
-def typical_k(loaded: Mapping[str, list[dict]]) -> int:
+def typical_k(loaded: Mapping[str, list[dict] | TaskRuns]) -> int:
     """One k to show for a whole results folder: the most common k recorded (the fallback for
     results without one)."""
-    return default_k(recorded_k(records) or len(records) for records in loaded.values())
+    return default_k(r.k or len(r) for r in (_runs(records) for records in loaded.values()))
 
 
-def summarize(task: str, records: list[dict], k: int | None = None, *,
+def summarize(task: str, records: list[dict] | TaskRuns, k: int | None = None, *,
               fallback_k: int | None = None) -> TaskSummary:
-    """Summarize one task's records (one per run). k: an explicit number of runs asked (it
-    overrides what the records say); fallback_k: for records that say nothing; neither: the
-    number of recorded runs."""
-    asked = recorded_request(records)
+    """Summarize one task's records (one per run), or their TaskRuns. k: an explicit number of
+    runs asked (it overrides what the records say); fallback_k: for records that say nothing;
+    neither: the number of recorded runs. Reasons and criteria tied in count are listed in run
+    order."""
+    runs = _runs(records, task)
+    rows = runs.sorted_rows()
+    asked = runs.request
     if k is None and asked is not None:
-        requested, k = asked, recorded_k(records) or asked
+        requested, k = asked, runs.k or asked
     else:
         k = k or fallback_k
-        requested = max(k or 0, len(records))
-    valid = [r for r in records if r["status"] in VALID_STATUSES]
-    counts = count_runs(records)
-    passes, n = counts.passes, counts.valid
+        requested = max(k or 0, len(rows))
+    valid = [row for row in rows if row.status in VALID_STATUSES]
+    passes = sum(1 for row in valid if row.status == "pass")
+    n = len(valid)
     used_k = min(k or n, n)
-    tokens = [r["tokens"] for r in valid if r.get("tokens") is not None]
-    walls = [float(r["wall_seconds"]) for r in valid if r.get("wall_seconds") is not None]
-    costs = [r["cost_usd"] for r in records if r.get("cost_usd") is not None]
-    graded = [r for r in valid if isinstance(r.get("rubric_score"), (int, float))]
+    tokens = [row.tokens for row in valid if row.tokens is not None]
+    walls = [float(row.wall_seconds) for row in valid if row.wall_seconds is not None]
+    costs = [row.cost_usd for row in rows if row.cost_usd is not None]
+    graded = [row.rubric for row in valid if row.rubric is not None]
     return TaskSummary(
         task=task,
         requested=requested,
         runs=n,
         passes=passes,
-        fails=sum(1 for r in valid if r["status"] == "fail"),
-        timeouts=sum(1 for r in valid if r["status"] == "timeout"),
-        errors=sum(1 for r in records if r["status"] == "error"),
+        fails=sum(1 for row in valid if row.status == "fail"),
+        timeouts=sum(1 for row in valid if row.status == "timeout"),
+        errors=sum(1 for row in rows if row.status == "error"),
         pass_rate=stats.pass_rate(passes, n),
         pass_at_1=stats.pass_at_k(n, passes, 1) if n else None,
         pass_at_k=stats.pass_at_k(n, passes, used_k) if n else None,
@@ -194,12 +270,15 @@ def summarize(task: str, records: list[dict], k: int | None = None, *,
         mean_wall_seconds=stats.mean(walls),
         p95_wall_seconds=stats.percentile(walls, 95),
         total_cost_usd=math.fsum(costs) if costs else None,
-        error_reasons=tuple(r.get("reason", "") for r in records if r["status"] == "error"),
-        agents=tuple(sorted({r["agent"] for r in records})),
-        failure_reasons=failure_reasons(records),
-        agent_nonzero=sum(1 for r in records if r.get("agent_exit_code") not in (0, None)),
+        error_reasons=tuple(row.raw_reason for row in rows if row.status == "error"),
+        agents=tuple(sorted(runs.agents)),
+        failure_reasons=tuple(Counter(row.reason for row in rows
+                                      if row.status != "pass").most_common()),
+        agent_nonzero=sum(1 for row in rows if row.agent_exited),
         rubric_runs=len(graded),
-        mean_rubric_score=stats.mean([float(r["rubric_score"]) for r in graded]),
-        rubric_tripped=rubric_counts(graded, "rubric_tripped"),
-        rubric_auto_fail=rubric_counts(graded, "rubric_auto_fail"),
+        mean_rubric_score=stats.mean([float(score) for score, _, _ in graded]),
+        rubric_tripped=tuple(Counter(c for _, tripped, _ in graded for c in tripped)
+                             .most_common()),
+        rubric_auto_fail=tuple(Counter(c for _, _, gates in graded for c in gates)
+                               .most_common()),
     )

@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from ci_eval.tasks.model import (
-    METADATA_FILE,
     Task,
     archived_folders,
     select_tasks,
@@ -21,7 +20,7 @@ from ci_eval.tasks.model import (
     task_number,
     tasks_dir,
 )
-from ci_eval.tasks.problems import load_problems, name_problems, naming_problems, read_metadata
+from ci_eval.tasks.problems import loaded_metadata, name_problems, naming_problems
 
 
 def load_tasks(root: Path, selected: list[str] | None = None) -> list[Task]:
@@ -42,8 +41,9 @@ def load_tasks(root: Path, selected: list[str] | None = None) -> list[Task]:
 def load_task(path: Path) -> Task:
     """One task folder, checked strictly (see module docstring); UserError on the first problem."""
     path = Path(path)
-    problems = name_problems(path) or load_problems(path)
+    problems = name_problems(path)
+    if not problems:
+        metadata, problems = loaded_metadata(path)
     if problems:
         raise problems[0].error()
-    metadata = read_metadata(path / METADATA_FILE)[0]
     return Task(id=path.name, number=task_number(path), path=path, metadata=metadata)

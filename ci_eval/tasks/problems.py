@@ -179,7 +179,7 @@ def metadata_problems(metadata: object, path: Path, *, task: str | None = None) 
                     field=where, task=task)
         )
     if isinstance(metadata, dict):
-        known = list(schema.load_schema("metadata").get("properties", {}))
+        known = list(schema.property_names("metadata"))
         for key in metadata:
             guess = _typo_of(str(key), known)
             if guess:
@@ -270,6 +270,11 @@ def naming_problems(folders: list[Path], archived: list[Path] = ()) -> list[Prob
 
 def load_problems(path: Path) -> list[Problem]:
     """What load_task() insists on: prompt.md, checks.py, metadata.json (JSON + schema)."""
+    return loaded_metadata(path)[1]
+
+
+def loaded_metadata(path: Path) -> tuple[object, list[Problem]]:
+    """(the parsed metadata.json, load_problems): a task folder read once."""
     task = path.name
     problems: list[Problem] = []
     prompt = path / "prompt.md"
@@ -293,7 +298,7 @@ def load_problems(path: Path) -> list[Problem]:
     problems += read_problems
     if not read_problems:
         problems += metadata_problems(metadata, metadata_path, task=task)
-    return problems
+    return metadata, problems
 
 
 def read_metadata(path: Path, *, task: str | None = None) -> tuple[object, list[Problem]]:

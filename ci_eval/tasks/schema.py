@@ -27,6 +27,7 @@ from typing import Any
 
 from ci_eval.errors import UserError
 from ci_eval.strict_json import json_path
+from ci_eval.tasks.fastschema import compile_schema
 
 SCHEMA_SUFFIX = ".schema.json"
 
@@ -88,9 +89,26 @@ class SchemaProblem:
         return f"{self.json_path}: {self.message}"
 
 
+@functools.cache
+def _fast_check_for_name(name: str):
+    return compile_schema(_load(name))
+
+
+@functools.cache
+def property_names(name: str) -> tuple[str, ...]:
+    """The top-level keys schema NAME knows."""
+    return tuple(_load(name).get("properties", {}))
+
+
 def schema_problems(instance: Any, schema: str | dict) -> list[SchemaProblem]:
     """Every problem of `instance` against schema NAME (or a schema dict), one per JSON path,
-    in document order of the paths. Empty list = valid."""
+    in document order of the paths. Empty list = valid. A packaged schema's instance is first
+    checked by its compiled fast check (fastschema.py), which accepts only valid instances;
+    jsonschema decides the rest and words the problems."""
+    if isinstance(schema, str):
+        fast = _fast_check_for_name(schema)
+        if fast is not None and fast(instance):
+            return []
     validator = _validator_for_name(schema) if isinstance(schema, str) else _make_validator(schema)
     problems: list[SchemaProblem] = []
     seen: set[str] = set()

@@ -269,19 +269,19 @@ def _why(summary: TaskSummary) -> str:
     return f"{runs}× {reason}"
 
 
-def setup_broken(records: Iterable[dict]) -> str | None:
+def setup_broken(outcomes: Iterable[tuple[str, bool, object]]) -> str | None:
     """The reason, when every run of the suite (at least two) errored or had its agent exit
     non-zero, all for the same reason: then the agent never worked (a missing key, a crash at
-    start) and no task "regressed". None otherwise. The agent's part of a reason is its first
+    start) and no task "regressed". None otherwise. `outcomes`: (status, agent exited non-zero,
+    reason) of each run (summary.TaskRuns.outcomes). The agent's part of a reason is its first
     "; "-separated part."""
     reasons = set()
     count = 0
-    for record in records:
+    for status, exited, reason in outcomes:
         count += 1
-        exited = record.get("agent_exit_code") not in (0, None)
-        if record["status"] != "error" and not exited:
+        if status != "error" and not exited:
             return None
-        reasons.add(str(record.get("reason") or "").split("; ", 1)[0].strip())
+        reasons.add(str(reason or "").split("; ", 1)[0].strip())
         if len(reasons) > 1:
             return None
     return next(iter(reasons)) or "no reason given" if count >= 2 and reasons else None
