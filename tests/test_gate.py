@@ -164,6 +164,54 @@ def test_fewer_runs_than_k_is_inconclusive():
     assert v.status == "inconclusive"
 
 
+def exited(task: str, outcomes: str, codes: str, k: int | None = None) -> gate.TaskResult:
+    """result() whose runs' agents exited with the given codes (one digit per run)."""
+    recs = records(task, outcomes)
+    for record, code in zip(recs, codes):
+        record["agent_exit_code"] = int(code)
+    return gate.TaskResult(summarize(task, recs, k), frozenset({HASH_A}))
+
+
+T = "task-001-a"
+
+
+@pytest.mark.parametrize(("case", "status", "note"), [
+    ("aspirational, no entry", "aspirational", "aspirational (metadata), no baseline"),
+    ("no entry", "new", "no baseline"),
+    ("no entry, no results", "new", "no baseline, no results"),
+    ("entry only", "missing", "baseline entry, but no task folder and no results"),
+    ("aspirational entry, no results", "aspirational",
+     "aspirational (recorded below 0.60); no results"),
+    ("gated, no results", "inconclusive", "no results"),
+    ("errors", "inconclusive", "4 valid run(s) of 5; 1 errored run(s)"),
+    ("aspirational with errors", "aspirational", "aspirational (metadata); 1 errored run(s)"),
+    ("results without a folder", "unchanged", "not in tasks/"),
+    ("agent exited", "unchanged", "agent exited non-zero in 2 of 5 runs"),
+    ("agent exited with errors", "inconclusive",
+     "agent exited non-zero in 1 of 5 runs; 4 valid run(s) of 5; 1 errored run(s)"),
+    ("one run of one", "unchanged", ""),
+])
+def test_every_status_says_why_in_its_note(case, status, note):
+    """The note is what the PR comment shows beside the status: each branch's exact words."""
+    gated, folder = entry(T, 5, 5), state(T)
+    args = {
+        "aspirational, no entry": (None, state(T, aspirational=True), result(T, "ff")),
+        "no entry": (None, folder, result(T, "ff")),
+        "no entry, no results": (None, folder, None),
+        "entry only": (gated, None, None),
+        "aspirational entry, no results": (entry(T, 5, 5, aspirational=True), folder, None),
+        "gated, no results": (gated, folder, None),
+        "errors": (gated, folder, result(T, "ppppe")),
+        "aspirational with errors": (gated, state(T, aspirational=True), result(T, "ppppe")),
+        "results without a folder": (gated, None, result(T, "ppppp")),
+        "agent exited": (gated, folder, exited(T, "ppppp", "01010")),
+        "agent exited with errors": (gated, folder, exited(T, "ppppe", "00001")),
+        "one run of one": (entry(T, 1, 1), folder, result(T, "p", k=1)),
+    }[case]
+    verdict = gate.classify(T, *args)
+    assert (verdict.status, verdict.note) == (status, note)
+
+
 def test_changed_prompt_fails():
     v = gate.classify("task-001-a", entry("task-001-a", 5, 5),
                       state("task-001-a", prompt_hash=HASH_B), result("task-001-a", "ppppp"))
