@@ -1,27 +1,30 @@
 """The sandbox launcher: one interpreter per harness process that forks every sandboxed command.
 
 Started by ci_eval/run/launcher.py as `python -I -S -c BOOT SOCKET_FD CONFIG` (CONFIG: where
-ci_eval is, which modules to import up front). It serves requests on the socket, one at a time:
+ci_eval is, which modules to import up front). It takes requests on the socket, one at a time:
 
-  request  {"id", "mode": "exec" | "checks", "argv", "env", "cwd", "sandbox": [_sandbox.py
-           options], "user": bool, "net": bool, "sys_path", "checks"} with the file descriptors
-           [output, status] (+ [verdict] for checks) passed alongside (SCM_RIGHTS)
-  replies  {"id", "pid"} once the command's process exists, {"id", "exit"} when it ended (the
-           exit code as subprocess reports it: negative for a signal)
+  request  {"mode": "exec" | "checks", "argv", "env", "cwd", "sandbox": [_sandbox.py options],
+           "user": bool, "net": bool, "sys_path", "checks"}, with the file descriptors [result,
+           output, status] (+ [verdict] for checks) passed alongside (SCM_RIGHTS)
+  result   lines on the result pipe, written by the forked child: `pid N` once it exists (its
+           process group is the command's), `exit N` when the command ended (the exit code as
+           subprocess reports it: negative for a signal); `error MESSAGE` from the launcher
+           when it could not fork. No `exit` line (EOF): the child was killed.
 
 Per request, what `setpriv --pdeathsig KILL unshare --mount --pid --fork --kill-child
 --mount-proc --propagation private [--user --map-root-user] [--net] python -I -S _sandbox.py ...`
 did, without starting a program or an interpreter:
   child       its own process group, dies with the launcher (parent-death signal), unshares
-              the namespaces and forks the grandchild, waits for it and exits as it did
+              the namespaces and forks the grandchild, waits for it, writes how it ended and
+              exits (tearing the namespaces down after the harness has its answer)
   grandchild  PID 1 of the new PID namespace, dies with the child; / private, a fresh /proc, the
               view (`_sandbox.isolate`), no capabilities; then `exec`: exec the command; `checks`:
               run checks.py right here (`_run_checks.judge`) with sys.path and the environment a
-              fresh `python -I` would have, then exit
+              fresh `python -I` would have, then exit. It never holds the result pipe.
 The launcher itself stays in the harness's namespaces and never runs a request's code. It reads
 nothing the agent wrote. Its socket is closed first thing in every child, so nothing sandboxed
-can send it a request. When the harness goes away (even by SIGKILL) the socket reads EOF: the
-launcher kills every command's process group and exits; the children die with it anyway.
+can send it a request. When the harness goes away (even by SIGKILL) the socket reads EOF and the
+launcher exits; every child dies with it (parent-death signal), every grandchild with its child.
 """
 
 import atexit
@@ -29,7 +32,6 @@ import ctypes
 import importlib
 import json
 import os
-import select
 import signal
 import socket
 import sys
@@ -41,122 +43,77 @@ CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x10000000, 0x
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
 PR_SET_PDEATHSIG = 1
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
-MAX_FDS = 4
+MAX_FDS = 5
 DEATH_EXIT = 137
 
 
 def serve(sock_fd: int, config: dict) -> None:
     for name in config.get("preload", ()):
         importlib.import_module(name)  # imported once here, shared by every forked checks run
+    signal.signal(signal.SIGCHLD, _reap)
     sock = socket.socket(fileno=sock_fd)
     own = os.getpid()
     ids = (os.getuid(), os.getgid())
-    poller = select.poll()
-    poller.register(sock, select.POLLIN)
-    children: dict[int, tuple[int, int]] = {}  # pidfd (or pid without pidfds) -> (pid, id)
-    pidfds = _pidfds_work()
     while True:
-        events = poller.poll(None if pidfds or not children else 50)
-        for fd, _ in events:
-            if fd == sock.fileno():
-                _take_request(sock, poller, children, pidfds, own, ids)
-            elif fd in children:
-                _reap(sock, poller, children, fd, pidfds)
-        if not pidfds:
-            for key in list(children):
-                _reap(sock, poller, children, key, pidfds)
-
-
-def _pidfds_work() -> bool:
-    """pidfd_open(2) (Linux >= 5.3): child exits wake the loop; else it polls every 50 ms."""
-    try:
-        os.close(os.pidfd_open(os.getpid()))
-        return True
-    except (AttributeError, OSError):
-        return False
-
-
-def _take_request(sock, poller, children, pidfds: bool, own: int, ids) -> None:
-    try:
-        message, fds, flags, _ = socket.recv_fds(sock, MAX_REQUEST_BYTES, MAX_FDS)
-    except OSError:
-        message, fds, flags = b"", [], 0
-    if not message:  # the harness is gone
-        for pid, _ in children.values():
-            _kill_group(pid)
-        os._exit(0)
-    request = {}
-    try:
-        if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
-            raise ValueError("request cut short")
-        request = json.loads(message)
-        pid = os.fork()
-    except Exception as exc:  # noqa: BLE001 - a bad request, or no fork: that run's failure
+        try:
+            message, fds, flags, _ = socket.recv_fds(sock, MAX_REQUEST_BYTES, MAX_FDS)
+        except InterruptedError:
+            continue
+        except OSError:
+            message, fds, flags = b"", [], 0
+        if not message:  # the harness is gone; every child dies with this process
+            os._exit(0)
+        try:
+            if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC) or len(fds) < 3:
+                raise ValueError("request cut short")
+            request = json.loads(message)
+            pid = os.fork()
+        except Exception as exc:  # noqa: BLE001 - a bad request, or no fork: that run's failure
+            if fds:
+                _tell(fds[0], f"error {type(exc).__name__}: {exc}")
+            pid = -1
+        if pid == 0:
+            _child(request, fds, sock, own, ids)  # never returns
         for received in fds:
             os.close(received)
-        _send(sock, {"id": request.get("id"), "error": f"{type(exc).__name__}: {exc}"})
-        return
-    if pid == 0:
-        _child(request, fds, sock, own, ids)  # never returns
+
+
+def _reap(_signal, _frame) -> None:
+    """Reap every child that ended (waited for, so that their CPU time counts as the
+    launcher's children's: the benchmarks read it)."""
     try:
-        os.setpgid(pid, pid)  # also done in the child: whichever runs first
-    except OSError:
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
         pass
-    for received in fds:
-        os.close(received)
-    key = pid
-    if pidfds:
-        key = os.pidfd_open(pid)
-        poller.register(key, select.POLLIN)
-    children[key] = (pid, request["id"])
-    _send(sock, {"id": request["id"], "pid": pid})
 
 
-def _reap(sock, poller, children, key: int, pidfds: bool) -> None:
-    pid, request_id = children[key]
-    done, status = os.waitpid(pid, 0 if pidfds else os.WNOHANG)
-    if done == 0:
-        return
-    del children[key]
-    if pidfds:
-        poller.unregister(key)
-        os.close(key)
-    _send(sock, {"id": request_id, "exit": os.waitstatus_to_exitcode(status)})
-
-
-def _send(sock: socket.socket, reply: dict) -> None:
+def _tell(fd: int, line: str) -> None:
+    """One line on the result pipe: `pid N`, `exit N` or `error MESSAGE`."""
     try:
-        sock.send(json.dumps(reply).encode())
-    except OSError:
-        pass  # the harness is gone: the next poll reads EOF
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
+        os.write(fd, line.encode(errors="replace")[:4000] + b"\n")
     except OSError:
         pass
 
 
 def _child(request: dict, fds: list[int], sock: socket.socket, launcher: int, ids) -> None:
-    """The forked child: never returns into the launcher's loop."""
-    status_fd = fds[1] if len(fds) > 1 else None
+    """The forked child: tells its pid, makes the namespaces, forks the command's process, waits
+    for it and tells how it ended; never returns into the launcher's loop."""
+    result, output, status_fd, *rest = fds
+    verdict_fd = rest[0] if rest else None
     try:
         sock.close()  # first: nothing below may ever talk to the launcher
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         _sandbox.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != launcher:
             os._exit(DEATH_EXIT)
-        try:
-            os.setpgid(0, 0)
-        except OSError:
-            pass
-        output, status_fd, *rest = fds
-        verdict_fd = rest[0] if rest else None
-        null = os.open(os.devnull, os.O_RDONLY)
+        os.setpgid(0, 0)  # the harness kills this group on a timeout
+        _tell(result, f"pid {os.getpid()}")
+        null = os.open(os.devnull, os.O_RDWR)
         os.dup2(null, 0)
         os.dup2(output, 1)
         os.dup2(output, 2)
-        keep = [fd for fd in (status_fd, verdict_fd) if fd is not None]
+        keep = [result, status_fd, *([verdict_fd] if verdict_fd is not None else [])]
         _close_all_but([0, 1, 2, *keep])
         flags = CLONE_NEWNS | CLONE_NEWPID
         flags |= CLONE_NEWUSER if request.get("user") else 0
@@ -168,17 +125,21 @@ def _child(request: dict, fds: list[int], sock: socket.socket, launcher: int, id
             _map_root(*ids)
         pid = os.fork()
         if pid == 0:
+            os.close(result)  # never the command's: it could tell an exit of its choice
             _grandchild(request, status_fd, verdict_fd)  # never returns
-        for fd in keep:
-            os.close(fd)
+        # Only the command holds its pipes now: their ends come with its end, not with this
+        # process's, whose exit (tearing the namespaces down) is off the harness's path.
+        os.close(status_fd)
+        if verdict_fd is not None:
+            os.close(verdict_fd)
+        os.dup2(0, 1)
+        os.dup2(0, 2)
         _, status = os.waitpid(pid, 0)
-        if os.WIFSIGNALED(status):  # die the same way, as unshare(1) does
-            signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
-            os.kill(os.getpid(), os.WTERMSIG(status))
-            os._exit(128 + os.WTERMSIG(status))
-        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+        _tell(result, f"exit {os.waitstatus_to_exitcode(status)}")
+        os._exit(0)
     except BaseException as exc:  # noqa: BLE001 - a child must never return into the loop
         _sandbox.report(status_fd, _describe(exc))
+        _tell(result, f"exit {_sandbox.SANDBOX_FAILED}")
         os._exit(_sandbox.SANDBOX_FAILED)
     finally:
         os._exit(_sandbox.SANDBOX_FAILED)

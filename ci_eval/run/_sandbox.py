@@ -183,6 +183,38 @@ def _private_dev() -> None:
     _set_readonly("/dev", True)
 
 
+class _Cover:
+    """Empty read-only tmpfs over the folders to hide. A folder that paths are bound back into
+    gets a tmpfs of its own, left writable for their mount points until seal(); every other one
+    gets one shared tmpfs, read-only from the start and bound over each (a bind copies the
+    read-only flag): a fraction of a tmpfs each when a temp folder holds dozens of other
+    invocations' folders."""
+
+    def __init__(self) -> None:
+        self.fd: int | None = None
+        self.own: list[str] = []
+
+    def over(self, path: str, own: bool = False) -> None:
+        try:
+            if own or self.fd is None:
+                mount("ci-eval-hidden", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
+                if own:
+                    self.own.append(path)
+                    return
+                _set_readonly(path, True)
+                self.fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            else:
+                mount(f"/proc/self/fd/{self.fd}", path, None, MS_BIND)
+        except FileNotFoundError:
+            pass  # another invocation's temp folder, gone since it was listed
+
+    def seal(self) -> None:
+        for path in self.own:
+            _set_readonly(path, True)
+        if self.fd is not None:
+            os.close(self.fd)
+
+
 def _bind(fd: int, path: str, writable: bool) -> None:
     if os.path.isdir(f"/proc/self/fd/{fd}"):
         os.makedirs(path, exist_ok=True)
@@ -232,22 +264,17 @@ def isolate(options: dict) -> dict:
     for path in sorted([p for p in private if p not in overlays] + tmpfs, key=len):
         if os.path.isdir(path):
             mount("ci-eval-tmp", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
-    covers = []
+    cover = _Cover()
+    inside = [path for path, _, _ in binds]  # mount points to make under a cover
     for path in sorted(hide, key=len):
-        if not os.path.isdir(path):
-            continue
-        try:
-            mount("ci-eval-hidden", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
-        except FileNotFoundError:
-            continue  # another invocation's temp folder, gone since it was listed
-        covers.append(path)
+        if os.path.isdir(path):
+            cover.over(path, own=any(_under(bound, [path]) for bound in inside))
     for path, fd, writable in binds:
         _bind(fd, path, writable)
-    masks = [path for path in options["--mask"] if os.path.isdir(path)]
-    for path in masks:
-        mount("ci-eval-hidden", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
-    for path in covers + masks:
-        _set_readonly(path, True)
+    for path in options["--mask"]:
+        if os.path.isdir(path):
+            cover.over(path)
+    cover.seal()
     try:
         os.chdir(cwd)  # the old cwd is the covered, read-only folder; the path leads to the bind
     except OSError:

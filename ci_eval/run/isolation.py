@@ -159,11 +159,11 @@ def sandbox_command(command: list[str], *, status_fd: int | None = None, **view)
     return [*argv, "--", *command]
 
 
-def paths_to_hide(repo_root: Path, runs_base: Path, extra=()) -> list[Path]:
+def paths_to_hide(repo_root: Path, runs_base: Path, extra=()) -> list[str]:
     """The repo checkout, the git dir of the repository around it, this invocation's runs,
     results folders, and other ci-eval invocations' temp folders. Made for every sandbox
     (folders come and go): one listing of the temp folder, and string work linear in the number
-    of folders."""
+    of folders (this runs twice per run)."""
     hidden = {os.path.realpath(path) for path in (repo_root, runs_base, *extra)}
     hidden.update(str(path) for path in enclosing_git_dirs(Path(repo_root).resolve()))
     temp = os.path.realpath(tempfile.gettempdir())
@@ -175,7 +175,7 @@ def paths_to_hide(repo_root: Path, runs_base: Path, extra=()) -> list[Path]:
     except OSError:
         pass
     # A folder inside another hidden one is covered already (and gone once that one is).
-    return sorted(Path(path) for path in hidden if not _below_any(path, hidden))
+    return sorted(path for path in hidden if not _below_any(path, hidden))
 
 
 def _below_any(path: str, folders: set[str]) -> bool:
@@ -215,16 +215,16 @@ def enclosing_git_dirs(repo_root: Path) -> list[Path]:
     return []
 
 
-def _inside(path: Path, folders) -> bool:
-    return any(path == folder or path.is_relative_to(folder) for folder in folders)
+def _inside(path: str, folders) -> bool:
+    return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
 
 
 @dataclass(frozen=True)
 class _View:
-    private: list[Path]
-    tmpfs: list[Path]
-    hidden: list[Path]
-    keep: list[Path]
+    private: list[str]
+    tmpfs: list[str]
+    hidden: list[str]
+    keep: list[str]
     home: str | None
 
 
@@ -233,22 +233,25 @@ def _view(repo_root: Path, runs_base: Path, hide, home: str | None, extra_hidden
     with the writes discarded; /var/tmp and /dev/shm empty and private; the repo root, `hide`
     (results folders) and other ci-eval temp folders covered; the interpreter kept usable."""
     home = home if home is not None else os.environ.get("HOME")
-    home_path = Path(home).resolve() if home else None
+    home_path = os.path.realpath(home) if home else None
     private, tmpfs = [], []
     for names, kind in (((*PRIVATE_TMP, tempfile.gettempdir()), private), (EMPTY_TMP, tmpfs)):
         for name in names:
-            path = Path(name).resolve()
+            path = os.path.realpath(name)
             # not over / or HOME: a TMPDIR of / or ~ only gets its ci-eval folders hidden
-            if (path.is_dir() and path != Path("/") and path not in private + tmpfs
-                    and not (home_path and home_path.is_relative_to(path))):
+            if (os.path.isdir(path) and path != "/" and path not in private + tmpfs
+                    and not (home_path and _inside(home_path, [path]))):
                 kind.append(path)
     hidden = paths_to_hide(repo_root, runs_base, hide)
-    hidden += [Path(p) for p in extra_hidden if Path(p).is_dir() and not _inside(Path(p), hidden)]
-    keep = []
-    for prefix in {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}:
-        if _inside(prefix, [*hidden, *private, *tmpfs]):
-            keep.append(prefix)  # a virtualenv in the repo (or in /tmp) must stay usable
+    hidden += [p for p in extra_hidden if os.path.isdir(p) and not _inside(p, hidden)]
+    keep = [prefix for prefix in _interpreter_prefixes()
+            if _inside(prefix, [*hidden, *private, *tmpfs])]  # a venv in the repo or in /tmp
     return _View(private, tmpfs, hidden, keep, home)
+
+
+@functools.lru_cache(maxsize=1)
+def _interpreter_prefixes() -> tuple[str, ...]:
+    return tuple(sorted({os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}))
 
 
 def agent_request(isolation: Isolation, command: list[str], *, repo_root: Path,

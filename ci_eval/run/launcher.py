@@ -12,16 +12,16 @@ memory) never holds an agent's environment: AGENTS (agents and probes), CHECKS (
 imported up front, shared by every forked checks run).
 
     launched = AGENTS.start(Request(...), env=env, cwd=cwd, fds=[output_w, status_w])
-    launched.pid      # its process group: kill_group(pid) kills the command
-    launched.wait()   # the exit code as subprocess gives it, None when the launcher failed
+    launched.pid      # its process group: kill_group(pid) kills the command; None: not started
+    launched.wait()   # the exit code as subprocess gives it (-9 when killed), None on failure
     launched.error    # why the launcher could not start or follow it ("" when it did)
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
+import select
 import site
 import socket
 import subprocess
@@ -37,7 +37,7 @@ BOOT = ("import json, sys\n"
         "sys.path[:0] = config['path']\n"
         "from ci_eval.run import _launcher\n"
         "_launcher.serve(int(sys.argv[1]), config)\n")
-START_TIMEOUT = 60.0  # for the launcher to answer that a command started
+LIVENESS_SECONDS = 1.0  # how often a start that takes long checks the launcher lives
 SOCKET_BUFFER = 4 * 1024 * 1024  # a request (argv, environment) is one message
 # The launcher's last argument: room in its argument area for what a forked checks run shows as
 # its command line (`ci-eval-checks /path/to/checks.py`, see _launcher._set_command_line).
@@ -60,23 +60,63 @@ class Request:
 
 
 class Launched:
-    """A command the launcher started (Popen's pid, wait() and returncode)."""
+    """A command the launcher started (Popen's pid, wait() and returncode), followed through its
+    result pipe, which only the launcher's forked child writes (see _launcher.py)."""
 
-    def __init__(self) -> None:
+    def __init__(self, result_fd: int, launcher: "Launcher") -> None:
         self.pid: int | None = None
         self.returncode: int | None = None
         self.error = ""
-        self._started = threading.Event()
-        self._done = threading.Event()
+        self._fd = result_fd
+        self._buffer = b""
+        self._launcher = launcher
+        self._done = False
+        self._lock = threading.Lock()
+
+    def _line(self, timeout: float | None) -> str | None:
+        """The next line; None at EOF; TimeoutError when `timeout` passed first."""
+        while b"\n" not in self._buffer:
+            if timeout is not None and not select.select([self._fd], [], [], timeout)[0]:
+                raise TimeoutError
+            chunk = os.read(self._fd, 4096)
+            if not chunk:
+                return None
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line.decode(errors="replace")
+
+    def _started(self) -> None:
+        while True:
+            try:
+                line = self._line(LIVENESS_SECONDS)
+                break
+            except TimeoutError:
+                if not self._launcher.alive():
+                    line = None
+                    break
+        if line is not None and line.startswith("pid "):
+            self.pid = int(line[4:])
+        else:
+            self._finish(error=line[6:] if line and line.startswith("error ")
+                         else "the sandbox launcher ended")
 
     def wait(self) -> int | None:
-        self._done.wait()
+        with self._lock:
+            if not self._done:
+                line = self._line(None)
+                if line is not None and line.startswith("exit "):
+                    self._finish(returncode=int(line[5:]))
+                elif self._launcher.alive():
+                    self._finish(returncode=-9)  # killed (a timeout, a cancellation)
+                else:
+                    self._finish(error="the sandbox launcher ended")
         return self.returncode
 
-    def _fail(self, message: str) -> None:
-        self.error = self.error or message
-        self._started.set()
-        self._done.set()
+    def _finish(self, *, returncode: int | None = None, error: str = "") -> None:
+        self.returncode = returncode
+        self.error = f"sandbox launcher: {error}" if error else ""
+        self._done = True
+        os.close(self._fd)
 
 
 @dataclass
@@ -85,40 +125,49 @@ class Launcher:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _sock: socket.socket | None = None
     _process: subprocess.Popen | None = None
-    _pending: dict = field(default_factory=dict)
-    _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
+
+    @property
+    def pid(self) -> int | None:
+        """The launcher's pid while it runs (benchmarks read its CPU time)."""
+        return self._process.pid if self.alive() else None
+
+    def alive(self) -> bool:
+        return self._process is not None and self._process.poll() is None
 
     def start(self, request: Request, *, env: dict, cwd: Path, fds: list[int]) -> Launched:
         """Start `request` with stdout+stderr to fds[0] and fds[1:] passed along (status pipe,
-        then the verdict pipe). The caller closes its copies of fds afterwards."""
-        launched = Launched()
+        then the verdict pipe). The caller closes its copies of fds afterwards. When the
+        launcher cannot start it, the Launched has no pid and says why in `error`."""
         message = json.dumps({
             "mode": request.mode, "argv": list(request.argv), "env": env, "cwd": str(cwd),
             "sandbox": list(request.options), "user": request.user, "net": request.net,
             "checks": request.checks, "sys_path": list(request.sys_path),
-        })
-        with self._lock:
-            try:
-                sock = self._running()
-                request_id = next(self._ids)
-                self._pending[request_id] = launched
-                data = message[:-1] + f', "id": {request_id}}}'
-                socket.send_fds(sock, [data.encode()], fds)
-            except OSError as exc:
-                launched._fail(f"sandbox launcher: {exc}")
-                return launched
-        if not launched._started.wait(START_TIMEOUT):
-            launched._fail("sandbox launcher: no answer")
+        }).encode()
+        read_fd, write_fd = os.pipe()
+        launched = Launched(read_fd, self)
+        try:
+            with self._lock:
+                for attempt in (1, 2):  # once more with a fresh launcher if this one died
+                    try:
+                        socket.send_fds(self._running(), [message], [write_fd, *fds])
+                        break
+                    except OSError as exc:
+                        self._stop()
+                        if attempt == 2:
+                            launched._finish(error=str(exc))
+                            return launched
+        finally:
+            os.close(write_fd)
+        launched._started()
         return launched
 
     def _running(self) -> socket.socket:
-        if self._sock is not None:
+        if self._sock is not None and self.alive():
             return self._sock
-        if self._process is not None:
-            self._process.poll()  # reap one that died
+        self._stop()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        for sock in (ours, theirs):
-            for option in (socket.SO_SNDBUF, socket.SO_RCVBUF):
+        for option in (socket.SO_SNDBUF, socket.SO_RCVBUF):
+            for sock in (ours, theirs):
                 try:
                     sock.setsockopt(socket.SOL_SOCKET, option, SOCKET_BUFFER)
                 except OSError:
@@ -134,40 +183,15 @@ class Launcher:
         finally:
             theirs.close()
         self._sock = ours
-        threading.Thread(target=self._read, args=(ours,), daemon=True,
-                         name="sandbox-launcher").start()
         return ours
 
-    def _read(self, sock: socket.socket) -> None:
-        while True:
-            try:
-                data = sock.recv(65536)
-                reply = json.loads(data) if data else None
-            except (OSError, ValueError):
-                reply = None
-            if reply is None:
-                break
-            launched = self._pending.get(reply.get("id"))
-            if launched is None:
-                continue
-            if "error" in reply:
-                self._pending.pop(reply["id"], None)
-                launched._fail(f"sandbox launcher: {reply['error']}")
-            elif "pid" in reply:
-                launched.pid = reply["pid"]
-                launched._started.set()
-            elif "exit" in reply:
-                self._pending.pop(reply["id"], None)
-                launched.returncode = reply["exit"]
-                launched._started.set()
-                launched._done.set()
-        with self._lock:  # the launcher is gone: what it ran is gone with it
-            if self._sock is sock:
-                self._sock = None
-            pending, self._pending = self._pending, {}
-        sock.close()
-        for launched in pending.values():
-            launched._fail("the sandbox launcher ended")
+    def _stop(self) -> None:
+        """Close the socket of a launcher that is gone or broken (it exits on EOF)."""
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        if self._process is not None:
+            self._process.poll()
 
 
 AGENTS = Launcher()
