@@ -169,3 +169,27 @@ def test_commands_die_with_a_killed_launcher(run_dir):
     result, failure = outcome["result"]
     assert failure == "sandbox launcher: the sandbox launcher ended", (result, failure)
     assert live_pids_with(marker) == []
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_checks_get_exit_and_quit_and_the_same_path_with_and_without_the_sandbox(
+        tmp_path, sandboxed):
+    """Both starts skip the site module (-S): exit() and quit() are still there, as under
+    `python checks.py`, and sys.path is the one the harness computed, workspace-free."""
+    from ci_eval.run.scoring import run_checks
+    from ci_eval.run.workspace import create_workspace
+    from ci_eval.tasks.load import load_task
+
+    checks = ("import json, sys\n"
+              "open('seen.json', 'w').write(json.dumps(sys.path))\n"
+              "import ci_eval.checks\n"
+              "quit if False else exit(0)\n")
+    task_dir = write_task(tmp_path / "repo", checks=checks).resolve()
+    task = load_task(task_dir)
+    runs = tmp_path / "runs"
+    workspace = create_workspace(task.repo_state, runs / "run" / "workspace")
+    where = isolation.detect() if sandboxed else isolation.Isolation(None, None, None)
+    outcome = run_checks(task, workspace, where, checks_dir=runs / "run.checks", runs_base=runs)
+    assert outcome.kind.value == "pass", outcome
+    seen = json.loads((workspace / "seen.json").read_text())
+    assert seen == [str(task_dir), *isolation.checks_sys_path()]

@@ -2,7 +2,8 @@
 
 Sandboxed, the sandbox launcher (_launcher.py) calls `judge` in the process it forked for the
 checks, with sys.path set as `python -I` would have it; without a sandbox it is started as
-`python -I path/to/_run_checks.py VERDICT_FD CHECKS_PY`. Either way cwd = workspace and the
+`python -I -S path/to/_run_checks.py VERDICT_FD CHECKS_PY SYS_PATH...` (the same sys.path,
+given by the harness: no site-packages scan, no .pth file run at start). Either way cwd = workspace and the
 workspace (and this file's folder) is off sys.path, so files the agent wrote cannot shadow
 ci_eval or the checks' imports; the checks' own folder is put first, as `python checks.py` would.
 
@@ -48,7 +49,20 @@ def _message(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def _site_builtins() -> None:
+    """exit() and quit(), which the site module adds and -S (the launcher, the unsandboxed
+    start) leaves out: a checks.py may call them as under `python checks.py`."""
+    import builtins
+
+    if not hasattr(builtins, "exit"):
+        import _sitebuiltins
+
+        for name in ("exit", "quit"):
+            setattr(builtins, name, _sitebuiltins.Quitter(name, "Ctrl-D (i.e. EOF)"))
+
+
 def run(checks: str) -> int:
+    _site_builtins()
     sys.argv = [checks]
     sys.path.insert(0, os.path.dirname(checks))
     main_module = types.ModuleType("__main__")  # what `python checks.py` would make
@@ -91,6 +105,8 @@ def _guard_process() -> None:
 
 
 def main() -> int:
+    if len(sys.argv) > 3:  # started with -S: the path `python -I` would have (launcher.py)
+        sys.path[:] = sys.argv[3:]
     return judge(int(sys.argv[1]), sys.argv[2])
 
 

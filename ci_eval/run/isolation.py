@@ -292,11 +292,12 @@ def checks_request(isolation: Isolation, checks_py: Path, *, task_dir: Path, wor
                               mask=[task_dir / part for part in CHECKS_HIDDEN_PARTS],
                               home=view.home, scratch=checks_dir / SCRATCH)
     return Request((), tuple(options), *_namespaces(isolation.checks_prefix), mode="checks",
-                   checks=str(Path(checks_py).resolve()), sys_path=_checks_sys_path())
+                   checks=str(Path(checks_py).resolve()), sys_path=checks_sys_path())
 
 
 @functools.lru_cache(maxsize=1)
-def _checks_sys_path() -> tuple[str, ...]:
+def checks_sys_path() -> tuple[str, ...]:
+    """sys.path for checks.py, as `python -I` would start with it (launcher.checks_sys_path)."""
     return launcher.checks_sys_path()
 
 

@@ -114,8 +114,8 @@ def run_checks(task: Task, workspace: Path, isolation: isolation_mod.Isolation,
             checks_dir=checks_dir, repo_root=task.path.resolve().parents[1], runs_base=runs_base,
             hide=hide, home=env.get("HOME"))
         argv = isolation_mod.unsandboxed_checks_argv(isolation, [
-            sys.executable, "-I", str(RUN_CHECKS), str(verdict.write_fd),
-            str(task.checks_path.resolve())])
+            sys.executable, "-I", "-S", str(RUN_CHECKS), str(verdict.write_fd),
+            str(task.checks_path.resolve()), *isolation_mod.checks_sys_path()])
         try:
             if request is None:
                 result = run_process(argv, cwd=workspace, env=env, timeout=task.checks_timeout,
