@@ -4,7 +4,7 @@ Agents expect a git repository (they run `git status`, `git diff`, `git stash`),
 is one, with exactly one commit ("initial state", author ci-eval, 2000-01-01) and an index that
 matches the files. `git init` + `git add -A` + `git commit` (+ repack) cost five program starts,
 60+ ms per task; this writes the same repository in Python from one walk of the tree: a single
-pack (blobs, trees, the commit) with its index (v2), `refs/heads/main`, HEAD, config and the
+pack (blobs, trees, the commit) with its index (v2), `refs/heads/main` (in packed-refs), HEAD, config and the
 index file (v2, with each file's mtime and size, which is all `core.checkStat = minimal` compares:
 a copy made with shutil.copy2 keeps both, so one `.git` serves every copy of the tree).
 
@@ -59,7 +59,9 @@ def git_files(root: Path, skip_top: frozenset[str] = frozenset()) -> dict[str, b
     return {
         "HEAD": f"ref: refs/heads/{BRANCH}\n".encode(),
         "config": CONFIG.encode(),
-        f"refs/heads/{BRANCH}": commit_sha.hex().encode() + b"\n",
+        # packed, as `git pack-refs` leaves it: fewer folders to make and remove per run
+        "packed-refs": b"# pack-refs with: peeled fully-peeled sorted \n%s refs/heads/%s\n"
+                       % (commit_sha.hex().encode(), BRANCH.encode()),
         f"objects/pack/{name}.pack": pack,
         f"objects/pack/{name}.idx": index,
         "index": _index(files),
@@ -68,7 +70,7 @@ def git_files(root: Path, skip_top: frozenset[str] = frozenset()) -> dict[str, b
 
 def write_git(workspace: Path, files: dict[str, bytes]) -> None:
     git = Path(workspace) / ".git"
-    for folder in ("objects/pack", "objects/info", "refs/heads", "refs/tags"):
+    for folder in ("objects/pack", "refs"):  # what git needs: it makes the rest on demand
         (git / folder).mkdir(parents=True, exist_ok=True)
     for rel, data in files.items():
         (git / rel).write_bytes(data)
