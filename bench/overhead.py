@@ -24,8 +24,10 @@ Run: python bench/overhead.py [--json] [--groups 12] [--venv DIR]
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -88,6 +90,25 @@ def harness_group(task: Path, repo: Path, out: Path) -> None:
     assert [r["status"] for r in records] == ["pass"] * K, records
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process, its reaped children and the sandbox launchers (which reap
+    the sandboxed commands): the work done, less sensitive to the machine's load than wall."""
+    from ci_eval.run import launcher
+
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    for one in (launcher.AGENTS, launcher.CHECKS):
+        if one.pid:
+            try:
+                fields = Path(f"/proc/{one.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def per_sample(base: Path, groups: int) -> dict:
     from ci_eval.run import isolation
 
@@ -100,19 +121,21 @@ def per_sample(base: Path, groups: int) -> dict:
     # one warm-up group each (imports, the sandbox launcher's start: per invocation, not per run)
     harness_group(make_task(tasks, 999), repo, out)
     bare_group(make_task(tasks, 998), base, out)
-    bare_times, harness_times = [], []
+    bare_times, harness_times, bare_cpu, harness_cpu = [], [], [], []
+    numbers = itertools.count(1)
     for group in range(groups):
-        task = make_task(tasks, 2 * group + 1)
-        started = time.perf_counter()
-        bare_group(task, base, out)
-        bare_times.append((time.perf_counter() - started) / K)
-        task = make_task(tasks, 2 * group + 2)
-        started = time.perf_counter()
-        harness_group(task, repo, out)
-        harness_times.append((time.perf_counter() - started) / K)
+        for side, times, cpu in ((bare_group, bare_times, bare_cpu),
+                                 (harness_group, harness_times, harness_cpu)):
+            task = make_task(tasks, next(numbers))
+            started, used = time.perf_counter(), cpu_seconds()
+            side(task, base if side is bare_group else repo, out)
+            times.append((time.perf_counter() - started) / K)
+            cpu.append((cpu_seconds() - used) / K)
     bare, harness = statistics.median(bare_times), statistics.median(harness_times)
     return {"per_sample_ratio": round(harness / bare, 3),
             "per_sample_ms": {"harness": round(harness * 1000, 1), "bare": round(bare * 1000, 1)},
+            "per_sample_cpu_ms": {"harness": round(statistics.mean(harness_cpu) * 1000, 1),
+                                  "bare": round(statistics.mean(bare_cpu) * 1000, 1)},
             "groups": groups}
 
 
@@ -193,7 +216,9 @@ def inner(args) -> int:
         return 0
     ms = figures["per_sample_ms"]
     print(f"per sample (k={K}, median of {args.groups} groups): harness {ms['harness']} ms, "
-          f"bare {ms['bare']} ms, ratio {figures['per_sample_ratio']:.2f} (target <= 1.3)")
+          f"bare {ms['bare']} ms, ratio {figures['per_sample_ratio']:.2f} (target <= 1.3); "
+          f"CPU per sample: harness {figures['per_sample_cpu_ms']['harness']} ms, "
+          f"bare {figures['per_sample_cpu_ms']['bare']} ms")
     sec = figures["j20_seconds"]
     print(f"100 runs of a `sleep 1` agent at -j 20, end to end: ci-eval {sec['harness']} s, "
           f"bare xargs -P 20 {sec['bare_xargs']} s, ratio {figures['j20_ratio']:.2f} "

@@ -24,6 +24,7 @@ rewrite a test after a later step restored it.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import itertools
 import os
@@ -337,6 +338,9 @@ def _report_dir() -> Path:
         return Path(os.environ[REPORT_DIR_ENV])
     if not _private_report_dir:
         _private_report_dir.append(Path(tempfile.mkdtemp(prefix="ci-eval-report-")))
+        # removed at exit: every ci-eval-* folder left in the temp folder is one more folder
+        # each later sandbox has to cover
+        atexit.register(shutil.rmtree, _private_report_dir[0], True)
     return _private_report_dir[0]
 
 

@@ -1,7 +1,10 @@
 """Runs a task's checks.py so that its verdict is told apart from a crash, a kill or a forgery.
 
-Started as `python -I path/to/_run_checks.py VERDICT_FD CHECKS_PY` with cwd = workspace. -I keeps
-the workspace (and this file's folder) off sys.path, so files the agent wrote cannot shadow
+Sandboxed, the sandbox launcher (_launcher.py) calls `judge` in the process it forked for the
+checks, with sys.path set as `python -I` would have it; without a sandbox it is started as
+`python -I -S path/to/_run_checks.py VERDICT_FD CHECKS_PY SYS_PATH...` (the same sys.path,
+given by the harness: no site-packages scan, no .pth file run at start). Either way cwd = workspace and the
+workspace (and this file's folder) is off sys.path, so files the agent wrote cannot shadow
 ci_eval or the checks' imports; the checks' own folder is put first, as `python checks.py` would.
 
 The verdict goes to VERDICT_FD (a pipe of the harness's) as one word once checks.py is done:
@@ -24,6 +27,7 @@ checks' PID namespace), so ci_eval.checks can end what a step left running.
 
 import os
 import sys
+import types
 
 CRASH_EXIT = 3
 
@@ -45,13 +49,29 @@ def _message(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def _site_builtins() -> None:
+    """exit() and quit(), which the site module adds and -S (the launcher, the unsandboxed
+    start) leaves out: a checks.py may call them as under `python checks.py`."""
+    import builtins
+
+    if not hasattr(builtins, "exit"):
+        import _sitebuiltins
+
+        for name in ("exit", "quit"):
+            setattr(builtins, name, _sitebuiltins.Quitter(name, "Ctrl-D (i.e. EOF)"))
+
+
 def run(checks: str) -> int:
+    _site_builtins()
     sys.argv = [checks]
     sys.path.insert(0, os.path.dirname(checks))
+    main_module = types.ModuleType("__main__")  # what `python checks.py` would make
+    main_module.__file__ = checks
+    sys.modules["__main__"] = main_module
     try:
         with open(checks, "rb") as handle:
             code = compile(handle.read(), checks, "exec")
-        exec(code, {"__name__": "__main__", "__file__": checks, "__builtins__": __builtins__})  # noqa: S102 - running checks.py is the point
+        exec(code, main_module.__dict__)  # noqa: S102 - running checks.py is the point
     except SystemExit as exc:
         status = exc.code
         if status is None:
@@ -85,10 +105,17 @@ def _guard_process() -> None:
 
 
 def main() -> int:
+    if len(sys.argv) > 3:  # started with -S: the path `python -I` would have (launcher.py)
+        sys.path[:] = sys.argv[3:]
+    return judge(int(sys.argv[1]), sys.argv[2])
+
+
+def judge(verdict_fd: int, checks: str) -> int:
+    """Run checks.py, write the verdict to verdict_fd; the exit status. The sandbox launcher
+    calls this in the sandboxed process it forked (no interpreter start)."""
     _guard_process()
-    verdict_fd = int(sys.argv[1])
     os.set_inheritable(verdict_fd, False)  # the checks' own subprocesses never get it
-    status = run(os.path.abspath(sys.argv[2]))
+    status = run(os.path.abspath(checks))
     sys.stdout.flush()
     sys.stderr.flush()
     word = {0: b"pass", 1: b"fail"}.get(status, b"crash")

@@ -20,8 +20,12 @@ Usage: python -I -S path/to/_sandbox.py [OPTION PATH]... -- COMMAND...
 In order: the overlays; then every mount becomes read-only (recursively, so the interpreter and
 everything else the checks use later cannot be tampered with); a private /dev/shm (and for real
 root a /dev with only harmless devices); the tmpfs mounts; the covers; the paths bound back; the
-masks. Then the capability bounding set is emptied and no_new_privs set, so the agent (even as
-root) cannot remount or unmount anything to look underneath or to write past the fence.
+masks. Then the capability bounding set and the process's own capabilities are emptied and
+no_new_privs set, so the agent (even as root) cannot remount or unmount anything to look
+underneath or to write past the fence.
+
+The same functions run inside the sandbox launcher (_launcher.py), which forks each sandboxed
+command instead of starting this script: `isolate` is the whole view in both.
 
 Why a status pipe and not an exit code: the command's own exit code and output are the agent's,
 and an agent that exits 125 printing "ci-eval sandbox: ..." must not pass for a sandbox failure.
@@ -46,12 +50,12 @@ DEV_LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc
              "stderr": "/proc/self/fd/2", "ptmx": "pts/ptmx"}
 USE_MOUNT_SETATTR = True  # tests turn it off to exercise the fallback of older kernels
 
-_libc = ctypes.CDLL(None, use_errno=True)
+libc = ctypes.CDLL(None, use_errno=True)
 
 
-def _mount(source: str | None, target: str, fstype: str | None, flags: int,
+def mount(source: str | None, target: str, fstype: str | None, flags: int,
            data: str | None = None) -> None:
-    result = _libc.mount(
+    result = libc.mount(
         source.encode() if source else None, target.encode(),
         fstype.encode() if fstype else None, flags, data.encode() if data else None,
     )
@@ -86,7 +90,7 @@ def _set_readonly(path: str, readonly: bool) -> None:
     if USE_MOUNT_SETATTR and _setattr(path, readonly, 0):
         return
     options = next((opts for point, opts in reversed(_mountinfo()) if point == path), set())
-    _mount(None, path, None, MS_REMOUNT | MS_BIND | _kept_flags(options)
+    mount(None, path, None, MS_REMOUNT | MS_BIND | _kept_flags(options)
            | (MS_RDONLY if readonly else 0))
 
 
@@ -94,7 +98,7 @@ def _setattr(path: str, readonly: bool, flags: int) -> bool:
     """mount_setattr(2); False where the kernel lacks it (then mount(2) per mount)."""
     attr = (ctypes.c_uint64 * 4)(MOUNT_ATTR_RDONLY if readonly else 0,
                                  0 if readonly else MOUNT_ATTR_RDONLY, 0, 0)
-    if _libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, path.encode(), flags, attr,
+    if libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, path.encode(), flags, attr,
                      ctypes.sizeof(attr)) == 0:
         return True
     errno = ctypes.get_errno()
@@ -116,7 +120,7 @@ def _readonly_everything(covered: list[str]) -> None:
         if "ro" in options:
             continue
         try:
-            _mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | _kept_flags(options))
+            mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | _kept_flags(options))
         except OSError as exc:
             if not _under(point, covered):
                 raise OSError(exc.errno, f"cannot make {point} read-only: "
@@ -136,7 +140,7 @@ def _overlay(target: str, scratch: str, index: int) -> str | None:
         os.makedirs(base, exist_ok=True)
         if medium == "memory":
             try:
-                _mount("ci-eval-upper", base, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
+                mount("ci-eval-upper", base, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
             except OSError:
                 return None
         upper, work = os.path.join(base, "upper"), os.path.join(base, "work")
@@ -145,7 +149,7 @@ def _overlay(target: str, scratch: str, index: int) -> str | None:
         options = f"lowerdir={target},upperdir={upper},workdir={work}"
         for extra in ("", ",userxattr"):  # userxattr: needed inside a user namespace
             try:
-                _mount("ci-eval-overlay", target, "overlay", MS_NOSUID | MS_NODEV, options + extra)
+                mount("ci-eval-overlay", target, "overlay", MS_NOSUID | MS_NODEV, options + extra)
                 return target
             except OSError:
                 pass
@@ -163,20 +167,52 @@ def _private_dev() -> None:
     /dev/pts, and an empty /dev/shm. Mapped root in a user namespace cannot open the host's
     devices anyway: it only gets the empty /dev/shm."""
     if _in_user_namespace():
-        _mount("ci-eval-shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+        mount("ci-eval-shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
         return
     devices = {name: os.stat(f"/dev/{name}") for name in DEVICES if os.path.exists(f"/dev/{name}")}
-    _mount("ci-eval-dev", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
+    mount("ci-eval-dev", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
     for name, info in devices.items():
         os.mknod(f"/dev/{name}", info.st_mode, info.st_rdev)
         os.chmod(f"/dev/{name}", info.st_mode & 0o7777)  # mknod obeys the umask
     for name, target in DEV_LINKS.items():
         os.symlink(target, f"/dev/{name}")
     os.mkdir("/dev/pts")
-    _mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620")
+    mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620")
     os.mkdir("/dev/shm")
-    _mount("ci-eval-shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+    mount("ci-eval-shm", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
     _set_readonly("/dev", True)
+
+
+class _Cover:
+    """Empty read-only tmpfs over the folders to hide. A folder that paths are bound back into
+    gets a tmpfs of its own, left writable for their mount points until seal(); every other one
+    gets one shared tmpfs, read-only from the start and bound over each (a bind copies the
+    read-only flag): a fraction of a tmpfs each when a temp folder holds dozens of other
+    invocations' folders."""
+
+    def __init__(self) -> None:
+        self.fd: int | None = None
+        self.own: list[str] = []
+
+    def over(self, path: str, own: bool = False) -> None:
+        try:
+            if own or self.fd is None:
+                mount("ci-eval-hidden", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
+                if own:
+                    self.own.append(path)
+                    return
+                _set_readonly(path, True)
+                self.fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            else:
+                mount(f"/proc/self/fd/{self.fd}", path, None, MS_BIND)
+        except FileNotFoundError:
+            pass  # another invocation's temp folder, gone since it was listed
+
+    def seal(self) -> None:
+        for path in self.own:
+            _set_readonly(path, True)
+        if self.fd is not None:
+            os.close(self.fd)
 
 
 def _bind(fd: int, path: str, writable: bool) -> None:
@@ -185,13 +221,13 @@ def _bind(fd: int, path: str, writable: bool) -> None:
     elif not os.path.exists(path):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         open(path, "w").close()
-    _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | (0 if writable else MS_REC))
+    mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | (0 if writable else MS_REC))
     os.close(fd)
     if writable:  # a bind copies the source mount's flags, read-only by now
         _set_readonly(path, False)
 
 
-def _parse(argv: list[str]) -> tuple[dict, list[str]]:
+def parse(argv: list[str]) -> tuple[dict, list[str]]:
     options = {"--private": [], "--tmpfs": [], "--home": [], "--scratch": [], "--hide": [],
                "--keep": [], "--writable": [], "--mask": [], "--status-fd": []}
     while argv and argv[0] != "--":
@@ -227,35 +263,53 @@ def isolate(options: dict) -> dict:
     _private_dev()
     for path in sorted([p for p in private if p not in overlays] + tmpfs, key=len):
         if os.path.isdir(path):
-            _mount("ci-eval-tmp", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
-    covers = []
+            mount("ci-eval-tmp", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+    cover = _Cover()
+    inside = [path for path, _, _ in binds]  # mount points to make under a cover
     for path in sorted(hide, key=len):
-        if not os.path.isdir(path):
-            continue
-        try:
-            _mount("ci-eval-hidden", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
-        except FileNotFoundError:
-            continue  # another invocation's temp folder, gone since it was listed
-        covers.append(path)
+        if os.path.isdir(path):
+            cover.over(path, own=any(_under(bound, [path]) for bound in inside))
     for path, fd, writable in binds:
         _bind(fd, path, writable)
-    masks = [path for path in options["--mask"] if os.path.isdir(path)]
-    for path in masks:
-        _mount("ci-eval-hidden", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
-    for path in covers + masks:
-        _set_readonly(path, True)
+    for path in options["--mask"]:
+        if os.path.isdir(path):
+            cover.over(path)
+    cover.seal()
     try:
         os.chdir(cwd)  # the old cwd is the covered, read-only folder; the path leads to the bind
     except OSError:
         os.chdir("/")  # the cwd was hidden
-    cap = 0
-    while _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0:
-        cap += 1
-    _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    drop_privileges()
     return env
 
 
-def _report(status_fd: int | None, message: str) -> None:
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]
+
+
+CAPABILITY_VERSION_3 = 0x20080522
+
+
+def drop_privileges() -> None:
+    """Empty the capability bounding set (nothing can be gained by an exec), then this
+    process's own capabilities (for what runs in it without an exec: the checks in the
+    launcher), and set no_new_privs (no setuid binary gives them back)."""
+    cap = 0
+    while libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0:
+        cap += 1
+    libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    header = _CapHeader(CAPABILITY_VERSION_3, 0)
+    if libc.capset(ctypes.byref(header), ctypes.byref((_CapData * 2)())) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"capset: {os.strerror(errno)}")
+
+
+def report(status_fd: int | None, message: str) -> None:
     """A failure of the sandbox itself, on the status pipe (and stderr for people)."""
     print(f"ci-eval sandbox: {message}", file=sys.stderr)
     if status_fd is not None:
@@ -266,24 +320,24 @@ def _report(status_fd: int | None, message: str) -> None:
 
 
 def main() -> int:
-    options, command = _parse(sys.argv[1:])
+    options, command = parse(sys.argv[1:])
     status_fd = int(options["--status-fd"][-1]) if options["--status-fd"] else None
     if status_fd is not None:
         os.set_inheritable(status_fd, False)  # closed by the exec below: never the agent's
     try:
         os.environ.update(isolate(options))
     except OSError as exc:
-        _report(status_fd, str(exc))
+        report(status_fd, str(exc))
         return SANDBOX_FAILED
     if not command:
         return 0
     try:
         os.execvp(command[0], command)
     except FileNotFoundError:
-        _report(status_fd, f"command not found: {command[0]}")
+        report(status_fd, f"command not found: {command[0]}")
         return COMMAND_NOT_FOUND
     except OSError as exc:
-        _report(status_fd, f"cannot run {command[0]}: {exc.strerror}")
+        report(status_fd, f"cannot run {command[0]}: {exc.strerror}")
         return SANDBOX_FAILED
 
 

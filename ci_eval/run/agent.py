@@ -22,6 +22,7 @@ from ci_eval.agents.pricing import cost_from_pricing
 from ci_eval.output import UntrustedFile, read_capped
 from ci_eval.results.store import number_problem
 from ci_eval.run import isolation as isolation_mod
+from ci_eval.run import launcher
 from ci_eval.run.environment import allowed_env
 from ci_eval.run.process import Pipe, run_process
 from ci_eval.run.retry import RETRYABLE_INFRA
@@ -206,16 +207,17 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
     # Without a PID namespace, processes that left the agent's group are found by environment.
     sweep = None if isolation.agent_prefix else f"CI_EVAL_WORKSPACE={env['CI_EVAL_WORKSPACE']}"
     with Pipe() as status:
-        argv = isolation_mod.agent_argv(isolation, command, repo_root=repo_root,
-                                        runs_base=runs_base, run_dir=paths.run_dir, hide=hide,
-                                        home=env.get("HOME"), status_fd=status.write_fd)
+        request = isolation_mod.agent_request(isolation, command, repo_root=repo_root,
+                                              runs_base=runs_base, run_dir=paths.run_dir,
+                                              hide=hide, home=env.get("HOME"))
         try:
-            result = run_process(argv, cwd=paths.workspace, env=env, timeout=timeout,
+            result = run_process(command, cwd=paths.workspace, env=env, timeout=timeout,
                                  sweep_env=sweep, tail_cap=OUTPUT_CAP_BYTES,
-                                 pipes=(status,) if isolation.agent_prefix else ())
+                                 pipes=(status,) if request else (),
+                                 launch=(launcher.AGENTS, request) if request else None)
         finally:
             isolation_mod.release_scratch(paths.run_dir)
-        sandbox_failure = status.read()
+        sandbox_failure = status.read() or result.launch_error
     secrets = secret_values(agent)
     output = redact(result.output_tail, secrets)
     if sandbox_failure:

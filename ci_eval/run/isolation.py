@@ -1,6 +1,10 @@
-"""What this platform can do to isolate agents and checks, and the command lines for it.
+"""What this platform can do to isolate agents and checks, and what the launcher is asked for it.
 
-Agent: a new mount + PID namespace (`unshare`) in which every mount is read-only but the run's own
+Both sandboxes are made by the sandbox launcher (launcher.py), which forks each command into its
+namespaces; `agent_prefix` / `checks_prefix` are the unshare(1) flags that stand for them (and the
+prefix that runs _sandbox.py as a program, for tests and by hand).
+
+Agent: a new mount + PID namespace in which every mount is read-only but the run's own
 folder; /tmp and HOME are writable through overlays whose writes are discarded; the repo root, the
 folder of all runs, results folders and other ci-eval temp folders are covered by empty tmpfs
 (see _sandbox.py and docs/isolation.md). Checks: the same, plus a network namespace with only
@@ -12,7 +16,6 @@ so (`notices`, the records' `isolation`), never silently.
 from __future__ import annotations
 
 import functools
-import glob
 import os
 import shutil
 import stat
@@ -23,6 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import ci_eval
+from ci_eval.run import launcher
+from ci_eval.run.launcher import Request
+from ci_eval.run.process import Pipe, run_process
 
 TEMP_PREFIX = "ci-eval-"
 
@@ -85,19 +91,26 @@ def detect() -> Isolation:
 
 
 def _probe(prefix: list[str], notices: list[str], what: str, consequence: str):
-    """Run the real sandbox once on a probe folder; the prefix if it works, else None (and a
-    notice)."""
+    """Run the real sandbox once on a probe folder, through the launcher the runs will use;
+    the prefix if it works, else None (and a notice)."""
     probe_dir = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX + "probe-"))
     try:
         run = probe_dir / "run"
         (run / "reports").mkdir(parents=True)
         (probe_dir / "repo" / "solution").mkdir(parents=True)
         view = _view(probe_dir / "repo", probe_dir, (), None)
-        probe = [*prefix, *sandbox_command(
-            ["true"], private=view.private, tmpfs=view.tmpfs, hide=view.hidden, keep=view.keep,
+        options = sandbox_options(
+            private=view.private, tmpfs=view.tmpfs, hide=view.hidden, keep=view.keep,
             writable=[run], mask=[probe_dir / "repo" / "solution"], home=view.home,
-            scratch=run / SCRATCH)]
-        works, why = _works(probe, cwd=run)
+            scratch=run / SCRATCH)
+        user, net = _namespaces(prefix)
+        request = Request(("true",), tuple(options), user, net)
+        with Pipe() as status:
+            result = run_process(["true"], cwd=run, env={"PATH": os.defpath}, timeout=20,
+                                 pipes=(status,), launch=(launcher.AGENTS, request))
+            failure = status.read() or result.launch_error
+        works = result.exit_code == 0 and not failure
+        why = failure or (result.output_tail.strip().splitlines() or [f"exit {result.exit_code}"])[-1]
     finally:
         release_scratch(probe_dir / "run")
         shutil.rmtree(probe_dir, ignore_errors=True)
@@ -105,6 +118,12 @@ def _probe(prefix: list[str], notices: list[str], what: str, consequence: str):
         return tuple(prefix)
     notices.append(f"no {what} here ({why[:200]}): {consequence}")
     return None
+
+
+def _namespaces(prefix) -> tuple[bool, bool]:
+    """(a user namespace, a network namespace): what the launcher unshares besides mount + PID,
+    read from the unshare(1) prefix that stands for them."""
+    return "--user" in prefix, "--net" in prefix
 
 
 # Writable in the sandbox, but through an overlay whose writes are discarded with the run (what
@@ -115,35 +134,57 @@ EMPTY_TMP = ("/var/tmp",)
 SCRATCH = "overlays"  # in the run folder: the overlays' upper layers (or a fresh HOME)
 
 
-def sandbox_command(command: list[str], *, private=(), tmpfs=(), hide=(), keep=(), writable=(),
-                    mask=(), home: str | None = None, scratch: Path | None = None,
-                    status_fd: int | None = None) -> list[str]:
-    # By path with -S: the sandbox needs no site-packages, and skipping them halves start-up.
-    argv = [sys.executable, "-I", "-S", str(Path(__file__).with_name("_sandbox.py"))]
+def sandbox_options(*, private=(), tmpfs=(), hide=(), keep=(), writable=(), mask=(),
+                    home: str | None = None, scratch: Path | None = None) -> list[str]:
+    """The view as _sandbox.py options (see its docstring)."""
+    options = []
     for flag, paths in (("--private", private), ("--tmpfs", tmpfs), ("--hide", hide),
                         ("--keep", keep), ("--writable", writable), ("--mask", mask)):
         for path in paths:
-            argv += [flag, str(path)]
+            options += [flag, str(path)]
     if scratch:
-        argv += ["--scratch", str(scratch)]
+        options += ["--scratch", str(scratch)]
     if home:
-        argv += ["--home", home]
+        options += ["--home", home]
+    return options
+
+
+def sandbox_command(command: list[str], *, status_fd: int | None = None, **view) -> list[str]:
+    """_sandbox.py as a program (inside `unshare`): for tests and by hand; runs go through the
+    launcher. By path with -S: the sandbox needs no site-packages."""
+    argv = [sys.executable, "-I", "-S", str(Path(__file__).with_name("_sandbox.py")),
+            *sandbox_options(**view)]
     if status_fd is not None:
         argv += ["--status-fd", str(status_fd)]
     return [*argv, "--", *command]
 
 
-def paths_to_hide(repo_root: Path, runs_base: Path, extra=()) -> list[Path]:
+def paths_to_hide(repo_root: Path, runs_base: Path, extra=()) -> list[str]:
     """The repo checkout, the git dir of the repository around it, this invocation's runs,
-    results folders, and other ci-eval invocations' temp folders."""
-    hidden = {Path(repo_root).resolve(), Path(runs_base).resolve()}
-    hidden.update(enclosing_git_dirs(Path(repo_root).resolve()))
-    hidden.update(Path(path).resolve() for path in extra)
-    for other in glob.glob(os.path.join(tempfile.gettempdir(), TEMP_PREFIX + "*")):
-        if os.path.isdir(other):
-            hidden.add(Path(other).resolve())
+    results folders, and other ci-eval invocations' temp folders. Made for every sandbox
+    (folders come and go): one listing of the temp folder, and string work linear in the number
+    of folders (this runs twice per run)."""
+    hidden = {os.path.realpath(path) for path in (repo_root, runs_base, *extra)}
+    hidden.update(str(path) for path in enclosing_git_dirs(Path(repo_root).resolve()))
+    temp = os.path.realpath(tempfile.gettempdir())
+    try:
+        with os.scandir(temp) as entries:
+            hidden.update(os.path.join(temp, entry.name) for entry in entries
+                          if entry.name.startswith(TEMP_PREFIX)
+                          and entry.is_dir(follow_symlinks=False))
+    except OSError:
+        pass
     # A folder inside another hidden one is covered already (and gone once that one is).
-    return sorted(p for p in hidden if not _inside(p, [q for q in hidden if q != p]))
+    return sorted(path for path in hidden if not _below_any(path, hidden))
+
+
+def _below_any(path: str, folders: set[str]) -> bool:
+    parent = os.path.dirname(path)
+    while parent != path:
+        if parent in folders:
+            return True
+        path, parent = parent, os.path.dirname(parent)
+    return False
 
 
 def enclosing_git_dirs(repo_root: Path) -> list[Path]:
@@ -174,16 +215,16 @@ def enclosing_git_dirs(repo_root: Path) -> list[Path]:
     return []
 
 
-def _inside(path: Path, folders) -> bool:
-    return any(path == folder or path.is_relative_to(folder) for folder in folders)
+def _inside(path: str, folders) -> bool:
+    return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
 
 
 @dataclass(frozen=True)
 class _View:
-    private: list[Path]
-    tmpfs: list[Path]
-    hidden: list[Path]
-    keep: list[Path]
+    private: list[str]
+    tmpfs: list[str]
+    hidden: list[str]
+    keep: list[str]
     home: str | None
 
 
@@ -192,62 +233,77 @@ def _view(repo_root: Path, runs_base: Path, hide, home: str | None, extra_hidden
     with the writes discarded; /var/tmp and /dev/shm empty and private; the repo root, `hide`
     (results folders) and other ci-eval temp folders covered; the interpreter kept usable."""
     home = home if home is not None else os.environ.get("HOME")
-    home_path = Path(home).resolve() if home else None
+    home_path = os.path.realpath(home) if home else None
     private, tmpfs = [], []
     for names, kind in (((*PRIVATE_TMP, tempfile.gettempdir()), private), (EMPTY_TMP, tmpfs)):
         for name in names:
-            path = Path(name).resolve()
+            path = os.path.realpath(name)
             # not over / or HOME: a TMPDIR of / or ~ only gets its ci-eval folders hidden
-            if (path.is_dir() and path != Path("/") and path not in private + tmpfs
-                    and not (home_path and home_path.is_relative_to(path))):
+            if (os.path.isdir(path) and path != "/" and path not in private + tmpfs
+                    and not (home_path and _inside(home_path, [path]))):
                 kind.append(path)
     hidden = paths_to_hide(repo_root, runs_base, hide)
-    hidden += [Path(p) for p in extra_hidden if Path(p).is_dir() and not _inside(Path(p), hidden)]
-    keep = []
-    for prefix in {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}:
-        if _inside(prefix, [*hidden, *private, *tmpfs]):
-            keep.append(prefix)  # a virtualenv in the repo (or in /tmp) must stay usable
+    hidden += [p for p in extra_hidden if os.path.isdir(p) and not _inside(p, hidden)]
+    keep = [prefix for prefix in _interpreter_prefixes()
+            if _inside(prefix, [*hidden, *private, *tmpfs])]  # a venv in the repo or in /tmp
     return _View(private, tmpfs, hidden, keep, home)
 
 
-def agent_argv(isolation: Isolation, command: list[str], *, repo_root: Path,
-               runs_base: Path, run_dir: Path, hide=(), home: str | None = None,
-               status_fd: int | None = None) -> list[str]:
-    """The agent's command inside its sandbox: every mount read-only but the run folder (see
-    _view for the rest)."""
+@functools.lru_cache(maxsize=1)
+def _interpreter_prefixes() -> tuple[str, ...]:
+    return tuple(sorted({os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)}))
+
+
+def agent_request(isolation: Isolation, command: list[str], *, repo_root: Path,
+                  runs_base: Path, run_dir: Path, hide=(), home: str | None = None
+                  ) -> Request | None:
+    """The agent's command inside its sandbox, for the launcher: every mount read-only but the
+    run folder (see _view for the rest). None: agents run unisolated here."""
     if isolation.agent_prefix is None:
-        return list(command)
+        return None
     run_dir = Path(run_dir).resolve()
     view = _view(repo_root, runs_base, hide, home)
-    return [*isolation.agent_prefix,
-            *sandbox_command(command, private=view.private, tmpfs=view.tmpfs, hide=view.hidden,
-                             keep=view.keep, writable=[run_dir], home=view.home,
-                             scratch=run_dir / SCRATCH, status_fd=status_fd)]
+    options = sandbox_options(private=view.private, tmpfs=view.tmpfs, hide=view.hidden,
+                              keep=view.keep, writable=[run_dir], home=view.home,
+                              scratch=run_dir / SCRATCH)
+    return Request(tuple(command), tuple(options), *_namespaces(isolation.agent_prefix))
 
 
 SOCKET_FOLDERS = ("/run",)  # host unix sockets (docker, dbus): a read-only mount does not stop connect()
 CHECKS_HIDDEN_PARTS = ("solution", "negatives")  # of the task folder
 
 
-def checks_argv(isolation: Isolation, command: list[str], *, task_dir: Path, workspace: Path,
-                checks_dir: Path, repo_root: Path, runs_base: Path, hide=(),
-                home: str | None = None, status_fd: int | None = None) -> list[str]:
-    """The checks' command inside their sandbox: like the agent's, plus no network, host
-    sockets hidden, the task folder readable without its solution/ and negatives/, ci-eval's own
-    package readable, and only the workspace and checks_dir/reports writable. Every process they
-    start dies with them (PID namespace). Without the sandbox: only a network namespace, if
-    that works here."""
+def checks_request(isolation: Isolation, checks_py: Path, *, task_dir: Path, workspace: Path,
+                   checks_dir: Path, repo_root: Path, runs_base: Path, hide=(),
+                   home: str | None = None) -> Request | None:
+    """checks.py inside the checks' sandbox, for the launcher: like the agent's view, plus no
+    network, host sockets hidden, the task folder readable without its solution/ and
+    negatives/, ci-eval's own package readable, and only the workspace and checks_dir/reports
+    writable. Every process they start dies with them (PID namespace). None: no checks sandbox
+    here (see unsandboxed_checks_argv)."""
     if isolation.checks_prefix is None:
-        return [*(isolation.checks_net_prefix or ()), *command]
+        return None
     checks_dir = Path(checks_dir).resolve()
     task_dir = Path(task_dir).resolve()
     view = _view(repo_root, runs_base, hide, home, extra_hidden=SOCKET_FOLDERS)
     keep = [*view.keep, task_dir, Path(ci_eval.__file__).resolve().parent]
-    return [*isolation.checks_prefix,
-            *sandbox_command(command, private=view.private, tmpfs=view.tmpfs, hide=view.hidden,
-                             keep=keep, writable=[Path(workspace).resolve(), checks_dir / "reports"],
-                             mask=[task_dir / part for part in CHECKS_HIDDEN_PARTS],
-                             home=view.home, scratch=checks_dir / SCRATCH, status_fd=status_fd)]
+    options = sandbox_options(private=view.private, tmpfs=view.tmpfs, hide=view.hidden,
+                              keep=keep, writable=[Path(workspace).resolve(), checks_dir / "reports"],
+                              mask=[task_dir / part for part in CHECKS_HIDDEN_PARTS],
+                              home=view.home, scratch=checks_dir / SCRATCH)
+    return Request((), tuple(options), *_namespaces(isolation.checks_prefix), mode="checks",
+                   checks=str(Path(checks_py).resolve()), sys_path=checks_sys_path())
+
+
+@functools.lru_cache(maxsize=1)
+def checks_sys_path() -> tuple[str, ...]:
+    """sys.path for checks.py, as `python -I` would start with it (launcher.checks_sys_path)."""
+    return launcher.checks_sys_path()
+
+
+def unsandboxed_checks_argv(isolation: Isolation, command: list[str]) -> list[str]:
+    """Without a checks sandbox: only a network namespace, if that works here."""
+    return [*(isolation.checks_net_prefix or ()), *command]
 
 
 def release_scratch(run_dir: Path) -> None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_eval.run import cancellation
+from ci_eval.run.launcher import Launcher, Request
 
 TAIL_CAP_BYTES = 4096  # enough for reasons; agents ask for more (their output is parsed)
 
@@ -29,6 +30,7 @@ class ProcessResult:
     timed_out: bool
     seconds: float
     output_tail: str  # last part of stdout+stderr, for reasons
+    launch_error: str = ""  # the sandbox launcher could not start or follow the command
 
 
 def _keep_tail(stream, tail: bytearray, cap: int) -> None:
@@ -111,31 +113,50 @@ def run_process(
     tail_cap: int = TAIL_CAP_BYTES,
     sweep_env: str | None = None,
     pipes: tuple["Pipe", ...] = (),
+    launch: tuple[Launcher, Request] | None = None,
 ) -> ProcessResult:
     """Run argv in a new session; on timeout SIGKILL its whole group. Leftover children of a
     command that exited on its own are killed too, so nothing outlives a run. With `sweep_env`
     ("NAME=value", in env), so are processes that left the group (see kill_marked): for commands
     without a PID namespace to contain them. The write ends of `pipes` are handed to the
     command and closed here once it started. The last `tail_cap` bytes of stdout+stderr come
-    back as output_tail. Call from the thread that will wait (it does)."""
+    back as output_tail. Call from the thread that will wait (it does).
+    With `launch` (a launcher and its request), the sandbox launcher starts the request instead
+    of argv, in its own process group, tied to the harness's life by the launcher (see
+    launcher.py); a launcher failure comes back as launch_error."""
     start = time.monotonic()
-    try:
-        proc = subprocess.Popen(
-            [*death_signal_prefix(), *argv],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            pass_fds=tuple(pipe.write_fd for pipe in pipes),
-        )
-    finally:
-        for pipe in pipes:
-            pipe.close_write()
+    if launch is None:
+        try:
+            proc = subprocess.Popen(
+                [*death_signal_prefix(), *argv],
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                pass_fds=tuple(pipe.write_fd for pipe in pipes),
+            )
+        finally:
+            for pipe in pipes:
+                pipe.close_write()
+        stream = proc.stdout
+    else:
+        read_fd, write_fd = os.pipe()
+        try:
+            proc = launch[0].start(launch[1], env=env, cwd=cwd,
+                                   fds=[write_fd, *(pipe.write_fd for pipe in pipes)])
+        finally:
+            os.close(write_fd)
+            for pipe in pipes:
+                pipe.close_write()
+        stream = open(read_fd, "rb", buffering=0)  # noqa: SIM115 - closed below
+        if proc.pid is None:
+            stream.close()
+            return ProcessResult(None, False, time.monotonic() - start, "", proc.error)
     cancellation.register(proc.pid)  # Ctrl-C kills the group at once
     tail = bytearray()
-    reader = threading.Thread(target=_keep_tail, args=(proc.stdout, tail, tail_cap), daemon=True)
+    reader = threading.Thread(target=_keep_tail, args=(stream, tail, tail_cap), daemon=True)
     reader.start()
     # A timer kills the group; a blocking wait() reacts at once, where wait(timeout) polls.
     expired = threading.Event()
@@ -158,6 +179,8 @@ def run_process(
     timed_out = expired.is_set()
     # Children that left the group may still hold the pipe; do not wait on them forever.
     reader.join(timeout=2)
+    if launch is not None and not reader.is_alive():
+        stream.close()
     seconds = time.monotonic() - start
     output = bytes(tail[-tail_cap:]).decode(errors="replace")
     return ProcessResult(
@@ -165,6 +188,7 @@ def run_process(
         timed_out=timed_out,
         seconds=seconds,
         output_tail=output,
+        launch_error="" if launch is None else proc.error,
     )
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_eval.run import isolation as isolation_mod
+from ci_eval.run import launcher
 from ci_eval.run.environment import CHECKS_TZ, allowed_env, clean_path, python_bin_dir
 from ci_eval.run.preflight import missing_requirements
 from ci_eval.run.process import Pipe, run_process
@@ -108,19 +109,24 @@ def run_checks(task: Task, workspace: Path, isolation: isolation_mod.Isolation,
         return CheckOutcome(CheckKind.INFRA,
                             f"requires not met: command not found: {', '.join(missing)}", 0.0)
     with Pipe(cap=16) as verdict, Pipe() as status:
-        argv = [sys.executable, "-I", str(RUN_CHECKS), str(verdict.write_fd),
-                str(task.checks_path.resolve())]
-        argv = isolation_mod.checks_argv(
-            isolation, argv, task_dir=task.path, workspace=workspace, checks_dir=checks_dir,
-            repo_root=task.path.resolve().parents[1], runs_base=runs_base, hide=hide,
-            home=env.get("HOME"), status_fd=status.write_fd)
-        pipes = (verdict, status) if isolation.checks_prefix else (verdict,)
+        request = isolation_mod.checks_request(
+            isolation, task.checks_path, task_dir=task.path, workspace=workspace,
+            checks_dir=checks_dir, repo_root=task.path.resolve().parents[1], runs_base=runs_base,
+            hide=hide, home=env.get("HOME"))
+        argv = isolation_mod.unsandboxed_checks_argv(isolation, [
+            sys.executable, "-I", "-S", str(RUN_CHECKS), str(verdict.write_fd),
+            str(task.checks_path.resolve()), *isolation_mod.checks_sys_path()])
         try:
-            result = run_process(argv, cwd=workspace, env=env, timeout=task.checks_timeout,
-                                 pipes=pipes)
+            if request is None:
+                result = run_process(argv, cwd=workspace, env=env, timeout=task.checks_timeout,
+                                     pipes=(verdict,))
+            else:  # status first, then verdict: the order the launcher hands them on
+                result = run_process([], cwd=workspace, env=env, timeout=task.checks_timeout,
+                                     pipes=(status, verdict),
+                                     launch=(launcher.CHECKS, request))
         finally:
             isolation_mod.release_scratch(checks_dir)
-        said, sandbox_failure = verdict.read(), status.read()
+        said, sandbox_failure = verdict.read(), status.read() or result.launch_error
     if sandbox_failure:
         return CheckOutcome(CheckKind.INFRA, f"checks sandbox: {sandbox_failure}", result.seconds,
                             retryable=True)

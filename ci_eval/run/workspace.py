@@ -1,8 +1,18 @@
-"""Workspaces: a fresh git repo per run, made from a task's repo-state/.
+"""Workspaces: a fresh copy of a task's repo-state/ per run, as a git repo of its initial state.
 
 repo-state/ is copied except its top-level setup.sh (run with bash in the workspace) and top-level
-*.patch files (applied in sorted order); the result is committed as the initial state, so the
-agent's change is an exact diff. Solutions and negatives are applied with the same machinery.
+*.patch files (applied in sorted order); then a `.git` with the result as its one commit is
+written (gitdir.py: no git runs). Solutions and negatives are applied with the same machinery.
+
+Per task, once (WorkspaceFactory): the pristine tree (repo-state/ itself when it has no patches,
+else a patched copy in the factory's cache folder) and its `.git`; per run: a copy of that tree
+plus the `.git` files. A task with setup.sh is built afresh every run (what setup makes may hold
+absolute paths). The pristine tree is also what the diff compares the workspace with.
+
+No hardlinks: the agent owns every file of its workspace (it runs as root, or as the harness's
+own user in a user namespace), so it could chmod and write through a link into the pristine tree
+and hide its change from the diff; and read-only files owned by another user would break every
+agent that edits a file in place. Every file is a copy (shutil.copy2: sendfile, mtime kept).
 """
 
 from __future__ import annotations
@@ -13,10 +23,12 @@ import subprocess
 import threading
 from pathlib import Path
 
+from ci_eval.run.gitdir import git_files, write_git
 from ci_eval.tasks.model import PATCH_SUFFIXES
 
 SETUP_TIMEOUT = 120
 SOLVE_SCRIPT_SUFFIX = ".sh"
+GIT_IN_MEMORY_BYTES = 4 * 1024 * 1024  # a larger task's .git is kept in the cache folder
 
 # Deterministic commits, no user config or hooks leaking in.
 GIT_ENV = {
@@ -54,85 +66,109 @@ def git(workspace: Path, *args: str, check: bool = True, input: bytes | None = N
     return proc.stdout
 
 
-def create_workspace(repo_state: Path, workspace: Path) -> Path:
-    """Build the workspace at `workspace` (must not exist) and commit its initial state."""
+def special_files(repo_state: Path) -> set[str]:
+    """repo-state's top-level setup.sh and *.patch: not copied, but run and applied."""
+    if not Path(repo_state).is_dir():
+        return set()
+    return {p.name for p in Path(repo_state).iterdir()
+            if p.is_file() and (p.name == "setup.sh" or p.suffix == ".patch")}
+
+
+def build_tree(repo_state: Path, target: Path) -> Path:
+    """repo-state's files at `target` (must not exist), setup.sh run and patches applied."""
     repo_state = Path(repo_state).resolve()
-    top_level_special = set()
+    special = special_files(repo_state)
     if repo_state.is_dir():
-        top_level_special = {
-            p.name for p in repo_state.iterdir()
-            if p.is_file() and (p.name == "setup.sh" or p.suffix == ".patch")
-        }
-        shutil.copytree(
-            repo_state,
-            workspace,
-            symlinks=True,
-            ignore=lambda d, names: [n for n in names if n in top_level_special]
-            if Path(d) == repo_state
-            else [],
-        )
+        shutil.copytree(repo_state, target, symlinks=True,
+                        ignore=lambda d, names: [n for n in names if n in special]
+                        if Path(d) == repo_state else [])
     else:
-        workspace.mkdir(parents=True)
-    if "setup.sh" in top_level_special:
-        run_script(repo_state / "setup.sh", workspace, what="setup.sh")
-    for patch in sorted(n for n in top_level_special if n.endswith(".patch")):
-        apply_patch(repo_state / patch, workspace)
-    git(workspace, "init", "-q", "--template=", "-b", "main")
-    # Copies of a workspace keep mtimes and sizes but not inodes or ctimes: judge files by the
-    # former so a copied index stays valid and git does not re-hash every file.
-    with open(workspace / ".git" / "config", "a") as config:
-        config.write("[core]\n\tcheckStat = minimal\n\ttrustctime = false\n")
-    git(workspace, "add", "-A")
-    git(workspace, "-c", "core.logAllRefUpdates=false", "commit", "-q", "--allow-empty",
-        "--no-verify", "-m", "initial state")
+        target.mkdir(parents=True)
+    if "setup.sh" in special:
+        run_script(repo_state / "setup.sh", target, what="setup.sh")
+    for patch in sorted(n for n in special if n.endswith(".patch")):
+        apply_patch(repo_state / patch, target)
+    return target
+
+
+def create_workspace(repo_state: Path, workspace: Path) -> Path:
+    """Build the workspace at `workspace` (must not exist), its initial state committed."""
+    build_tree(repo_state, workspace)
+    try:
+        write_git(workspace, git_files(workspace))
+    except OSError as exc:
+        raise WorkspaceError(f"cannot write the workspace's .git: {exc}") from None
     return workspace
 
 
+class _Prepared:
+    """A task's pristine tree and its .git (bytes, or a folder for a large one)."""
+
+    def __init__(self, tree: Path, git: dict[str, bytes] | Path):
+        self.tree = tree
+        self.git = git
+
+
 class WorkspaceFactory:
-    """Builds workspaces; copies a per-task template (git repo included) when the task has no
-    setup.sh, since copying is far cheaper than init+add+commit. setup.sh runs afresh every time
-    (what it makes may hold absolute paths)."""
+    """Builds workspaces from each task's pristine tree and .git, prepared once per task (see
+    the module docstring); a task with setup.sh is built afresh every time."""
 
     def __init__(self, cache_dir: Path):
         self.cache_dir = Path(cache_dir)
         self._lock = threading.Lock()
-        self._templates: dict[Path, Path] = {}
+        self._prepared: dict[Path, _Prepared] = {}
         self._task_locks: dict[Path, threading.Lock] = {}
 
     def create(self, repo_state: Path, workspace: Path) -> Path:
         repo_state = Path(repo_state).resolve()
         if (repo_state / "setup.sh").is_file():
             return create_workspace(repo_state, workspace)
-        shutil.copytree(self._template(repo_state), workspace, symlinks=True)
+        prepared = self._prepare(repo_state)
+        top = prepared.tree  # a .git of repo-state's own is not the workspace's
+        shutil.copytree(top, workspace, symlinks=True,
+                        ignore=lambda d, names: [".git"] if d == str(top) and ".git" in names else [])
+        if isinstance(prepared.git, Path):
+            shutil.copytree(prepared.git, workspace / ".git", copy_function=shutil.copyfile)
+        else:
+            write_git(workspace, prepared.git)
         return workspace
 
     def pristine(self, repo_state: Path, workspace: Path, snapshot: Path) -> Path:
         """The harness's own copy of `workspace` as just created, for the diff: the task's
-        template, or (a task with setup.sh, built afresh) a copy made at `snapshot`. Both lie
-        outside the agent's reach."""
+        pristine tree, or (a task with setup.sh, built afresh) a copy made at `snapshot`. Both
+        lie outside the agent's reach."""
         repo_state = Path(repo_state).resolve()
         if (repo_state / "setup.sh").is_file():
             top = Path(workspace)
             shutil.copytree(workspace, snapshot, symlinks=True,  # the agent's .git is not diffed
                             ignore=lambda d, names: [".git"] if Path(d) == top else [])
             return snapshot
-        return self._template(repo_state)
+        return self._prepare(repo_state).tree
 
-    def _template(self, repo_state: Path) -> Path:
+    def _prepare(self, repo_state: Path) -> _Prepared:
         with self._lock:
             task_lock = self._task_locks.setdefault(repo_state, threading.Lock())
         with task_lock:
-            template = self._templates.get(repo_state)
-            if template is None:
-                template = self.cache_dir / repo_state.parent.name
-                remove_tree(template)  # what a failed earlier attempt left
-                create_workspace(repo_state, template)
-                # Fewer files to copy per run: one pack, packed refs, no commit message file.
-                git(template, "repack", "-a", "-d", "-q")
-                git(template, "pack-refs", "--all")
-                (template / ".git" / "COMMIT_EDITMSG").unlink(missing_ok=True)
-                self._templates[repo_state] = template
-        return template
+            prepared = self._prepared.get(repo_state)
+            if prepared is None:
+                prepared = self._build(repo_state)
+                self._prepared[repo_state] = prepared
+        return prepared
+
+    def _build(self, repo_state: Path) -> _Prepared:
+        folder = self.cache_dir / repo_state.parent.name
+        remove_tree(folder)  # what a failed earlier attempt left
+        tree = repo_state
+        if special_files(repo_state) or not repo_state.is_dir():
+            tree = build_tree(repo_state, folder / "tree")
+        try:
+            files = git_files(tree)
+            if sum(len(data) for data in files.values()) <= GIT_IN_MEMORY_BYTES:
+                return _Prepared(tree, files)
+            write_git(folder / "git", files)
+            return _Prepared(tree, folder / "git" / ".git")
+        except OSError as exc:
+            raise WorkspaceError(f"cannot prepare the workspace's .git: {exc}") from None
 
 
 def run_script(script: Path, workspace: Path, *, what: str, timeout: float = SETUP_TIMEOUT) -> None:

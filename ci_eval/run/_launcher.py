@@ -1,0 +1,238 @@
+"""The sandbox launcher: one interpreter per harness process that forks every sandboxed command.
+
+Started by ci_eval/run/launcher.py as `python -I -S -c BOOT SOCKET_FD CONFIG` (CONFIG: where
+ci_eval is, which modules to import up front). It takes requests on the socket, one at a time:
+
+  request  {"mode": "exec" | "checks", "argv", "env", "cwd", "sandbox": [_sandbox.py options],
+           "user": bool, "net": bool, "sys_path", "checks"}, with the file descriptors [result,
+           output, status] (+ [verdict] for checks) passed alongside (SCM_RIGHTS)
+  result   lines on the result pipe, written by the forked child: `pid N` once it exists (its
+           process group is the command's), `exit N` when the command ended (the exit code as
+           subprocess reports it: negative for a signal); `error MESSAGE` from the launcher
+           when it could not fork. No `exit` line (EOF): the child was killed.
+
+Per request, what `setpriv --pdeathsig KILL unshare --mount --pid --fork --kill-child
+--mount-proc --propagation private [--user --map-root-user] [--net] python -I -S _sandbox.py ...`
+did, without starting a program or an interpreter:
+  child       its own process group, dies with the launcher (parent-death signal), unshares
+              the namespaces and forks the grandchild, waits for it, writes how it ended and
+              exits (tearing the namespaces down after the harness has its answer)
+  grandchild  PID 1 of the new PID namespace, dies with the child; / private, a fresh /proc, the
+              view (`_sandbox.isolate`), no capabilities; then `exec`: exec the command; `checks`:
+              run checks.py right here (`_run_checks.judge`) with sys.path and the environment a
+              fresh `python -I` would have, then exit. It never holds the result pipe.
+The launcher itself stays in the harness's namespaces and never runs a request's code. It reads
+nothing the agent wrote. Its socket is closed first thing in every child, so nothing sandboxed
+can send it a request. When the harness goes away (even by SIGKILL) the socket reads EOF and the
+launcher exits; every child dies with it (parent-death signal), every grandchild with its child.
+"""
+
+import atexit
+import ctypes
+import importlib
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+
+from ci_eval.run import _run_checks, _sandbox
+
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x10000000, 0x20000000, 0x40000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
+PR_SET_PDEATHSIG = 1
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
+MAX_FDS = 5
+DEATH_EXIT = 137
+
+
+def serve(sock_fd: int, config: dict) -> None:
+    for name in config.get("preload", ()):
+        importlib.import_module(name)  # imported once here, shared by every forked checks run
+    signal.signal(signal.SIGCHLD, _reap)
+    sock = socket.socket(fileno=sock_fd)
+    own = os.getpid()
+    ids = (os.getuid(), os.getgid())
+    while True:
+        try:
+            message, fds, flags, _ = socket.recv_fds(sock, MAX_REQUEST_BYTES, MAX_FDS)
+        except InterruptedError:
+            continue
+        except OSError:
+            message, fds, flags = b"", [], 0
+        if not message:  # the harness is gone; every child dies with this process
+            os._exit(0)
+        try:
+            if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC) or len(fds) < 3:
+                raise ValueError("request cut short")
+            request = json.loads(message)
+            pid = os.fork()
+        except Exception as exc:  # noqa: BLE001 - a bad request, or no fork: that run's failure
+            if fds:
+                _tell(fds[0], f"error {type(exc).__name__}: {exc}")
+            pid = -1
+        if pid == 0:
+            _child(request, fds, sock, own, ids)  # never returns
+        for received in fds:
+            os.close(received)
+
+
+def _reap(_signal, _frame) -> None:
+    """Reap every child that ended (waited for, so that their CPU time counts as the
+    launcher's children's: the benchmarks read it)."""
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
+        pass
+
+
+def _tell(fd: int, line: str) -> None:
+    """One line on the result pipe: `pid N`, `exit N` or `error MESSAGE`."""
+    try:
+        os.write(fd, line.encode(errors="replace")[:4000] + b"\n")
+    except OSError:
+        pass
+
+
+def _child(request: dict, fds: list[int], sock: socket.socket, launcher: int, ids) -> None:
+    """The forked child: tells its pid, makes the namespaces, forks the command's process, waits
+    for it and tells how it ended; never returns into the launcher's loop."""
+    result, output, status_fd, *rest = fds
+    verdict_fd = rest[0] if rest else None
+    try:
+        sock.close()  # first: nothing below may ever talk to the launcher
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        _sandbox.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != launcher:
+            os._exit(DEATH_EXIT)
+        os.setpgid(0, 0)  # the harness kills this group on a timeout
+        _tell(result, f"pid {os.getpid()}")
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(output, 1)
+        os.dup2(output, 2)
+        keep = [result, status_fd, *([verdict_fd] if verdict_fd is not None else [])]
+        _close_all_but([0, 1, 2, *keep])
+        flags = CLONE_NEWNS | CLONE_NEWPID
+        flags |= CLONE_NEWUSER if request.get("user") else 0
+        flags |= CLONE_NEWNET if request.get("net") else 0
+        if _sandbox.libc.unshare(flags) != 0:
+            errno = ctypes.get_errno()
+            raise OSError(errno, f"unshare: {os.strerror(errno)}")
+        if request.get("user"):
+            _map_root(*ids)
+        pid = os.fork()
+        if pid == 0:
+            os.close(result)  # never the command's: it could tell an exit of its choice
+            _grandchild(request, status_fd, verdict_fd)  # never returns
+        # Only the command holds its pipes now: their ends come with its end, not with this
+        # process's, whose exit (tearing the namespaces down) is off the harness's path.
+        os.close(status_fd)
+        if verdict_fd is not None:
+            os.close(verdict_fd)
+        os.dup2(0, 1)
+        os.dup2(0, 2)
+        _, status = os.waitpid(pid, 0)
+        _tell(result, f"exit {os.waitstatus_to_exitcode(status)}")
+        os._exit(0)
+    except BaseException as exc:  # noqa: BLE001 - a child must never return into the loop
+        _sandbox.report(status_fd, _describe(exc))
+        _tell(result, f"exit {_sandbox.SANDBOX_FAILED}")
+        os._exit(_sandbox.SANDBOX_FAILED)
+    finally:
+        os._exit(_sandbox.SANDBOX_FAILED)
+
+
+def _grandchild(request: dict, status_fd: int, verdict_fd: int | None) -> None:
+    """PID 1 of the new namespaces."""
+    try:
+        _sandbox.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # unshare --kill-child
+        _sandbox.mount(None, "/", None, MS_REC | MS_PRIVATE)
+        _sandbox.mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        os.chdir(request["cwd"])
+        options, _ = _sandbox.parse(request["sandbox"])
+        env = {**request["env"], **_sandbox.isolate(options)}
+    except BaseException as exc:  # noqa: BLE001
+        _sandbox.report(status_fd, _describe(exc))
+        os._exit(_sandbox.SANDBOX_FAILED)
+    if request["mode"] == "checks":
+        _run_checks_here(request, env, status_fd, verdict_fd)
+    argv = request["argv"]
+    try:
+        for name in ("SIGPIPE", "SIGXFSZ", "SIGINT"):  # as a fresh exec from a shell has them
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+        os.set_inheritable(status_fd, False)  # closed by the exec: never the command's
+        os.execvpe(argv[0], argv, env)
+    except FileNotFoundError:
+        _sandbox.report(status_fd, f"command not found: {argv[0]}")
+        os._exit(_sandbox.COMMAND_NOT_FOUND)
+    except BaseException as exc:  # noqa: BLE001
+        _sandbox.report(status_fd, f"cannot run {argv[0]}: {getattr(exc, 'strerror', exc)}")
+        os._exit(_sandbox.SANDBOX_FAILED)
+    os._exit(_sandbox.SANDBOX_FAILED)
+
+
+def _run_checks_here(request: dict, env: dict, status_fd: int, verdict_fd: int) -> None:
+    """checks.py in this process, as `python -I _run_checks.py` would run it; exits."""
+    os.close(status_fd)  # from here on, what goes wrong is the checks' (and the agent code's)
+    code = _run_checks.CRASH_EXIT
+    try:
+        _set_command_line(f"ci-eval-checks {request['checks']}")
+        os.environ.clear()
+        os.environ.update(env)
+        sys.path[:] = request["sys_path"]
+        sys.dont_write_bytecode = True  # what PYTHONDONTWRITEBYTECODE asks; -I ignores it
+        code = _run_checks.judge(verdict_fd, request["checks"])
+        _exit_functions()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def _exit_functions() -> None:
+    """What an interpreter's normal exit runs: atexit handlers, non-daemon threads joined."""
+    threading._shutdown()
+    atexit._run_exitfuncs()
+
+
+def _set_command_line(text: str) -> None:
+    """What ps and /proc/PID/cmdline show for this process: a forked launcher would otherwise
+    show the launcher's. Written over the launcher's own argument area (where /proc/self/stat
+    says it is; the launcher leaves room), cut to fit."""
+    try:
+        with open("/proc/self/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+        start, end = int(fields[45]), int(fields[46])
+    except (OSError, IndexError, ValueError):
+        return
+    if end - start < 2:
+        return
+    data = text.encode(errors="replace")[: end - start - 1]
+    ctypes.memmove(start, data.ljust(end - start, b"\0"), end - start)
+
+
+def _map_root(uid: int, gid: int) -> None:
+    """In the new user namespace: be root there, mapped to the harness's own user (unshare
+    --map-root-user)."""
+    for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"),
+                       ("gid_map", f"0 {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as handle:
+            handle.write(text)
+
+
+def _close_all_but(keep: list[int]) -> None:
+    previous = -1
+    for fd in sorted(set(keep)):
+        if fd > previous + 1:
+            os.closerange(previous + 1, fd)
+        previous = fd
+    os.closerange(previous + 1, os.sysconf("SC_OPEN_MAX"))
+
+
+def _describe(exc: BaseException) -> str:
+    return str(exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"

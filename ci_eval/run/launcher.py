@@ -1,0 +1,242 @@
+"""Sandboxed commands without a program start each: the harness side of the sandbox launcher.
+
+A sandbox needs a few mount(2) calls that no shell tool makes, so each sandboxed command used to
+start `setpriv` + `unshare` + a Python for the mounts (+ a second Python for the checks
+wrapper): 25-45 ms of CPU per command, the largest part of the harness's cost per run. Instead,
+one launcher interpreter per harness process and kind (_launcher.py) forks each command into its
+namespaces: an agent is exec'd there, checks.py runs in the forked process itself. What the
+command sees is the same view (`_sandbox.isolate`); see _launcher.py for how it is made.
+
+Two launchers, so that the checks' one (whose forks run checks.py in-process and so carry its
+memory) never holds an agent's environment: AGENTS (agents and probes), CHECKS (ci_eval.checks
+imported up front, shared by every forked checks run).
+
+    launched = AGENTS.start(Request(...), env=env, cwd=cwd, fds=[output_w, status_w])
+    launched.pid      # its process group: kill_group(pid) kills the command; None: not started
+    launched.wait()   # the exit code as subprocess gives it (-9 when killed), None on failure
+    launched.error    # why the launcher could not start or follow it ("" when it did)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import site
+import socket
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import ci_eval
+
+BOOT = ("import json, sys\n"
+        "config = json.loads(sys.argv[2])\n"
+        "sys.path[:0] = config['path']\n"
+        "from ci_eval.run import _launcher\n"
+        "_launcher.serve(int(sys.argv[1]), config)\n")
+LIVENESS_SECONDS = 1.0  # how often a start that takes long checks the launcher lives
+SOCKET_BUFFER = 4 * 1024 * 1024  # a request (argv, environment) is one message
+# The launcher's last argument: room in its argument area for what a forked checks run shows as
+# its command line (`ci-eval-checks /path/to/checks.py`, see _launcher._set_command_line).
+TITLE_ROOM = "ci-eval-sandbox-launcher" + " " * 1000
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to start: `argv` (mode exec) or `checks` (mode checks: that checks.py run in the
+    forked process, with `sys_path`), in the view the _sandbox.py `options` describe, in new
+    mount + PID namespaces, a user namespace (`user`) and a network namespace (`net`)."""
+
+    argv: tuple[str, ...]
+    options: tuple[str, ...]
+    user: bool
+    net: bool
+    mode: str = "exec"
+    checks: str = ""
+    sys_path: tuple[str, ...] = ()
+
+
+class Launched:
+    """A command the launcher started (Popen's pid, wait() and returncode), followed through its
+    result pipe, which only the launcher's forked child writes (see _launcher.py)."""
+
+    def __init__(self, result_fd: int, launcher: "Launcher") -> None:
+        self.pid: int | None = None
+        self.returncode: int | None = None
+        self.error = ""
+        self._fd = result_fd
+        self._buffer = b""
+        self._launcher = launcher
+        self._done = False
+        self._lock = threading.Lock()
+
+    def _line(self, timeout: float | None) -> str | None:
+        """The next line; None at EOF; TimeoutError when `timeout` passed first."""
+        while b"\n" not in self._buffer:
+            if timeout is not None and not select.select([self._fd], [], [], timeout)[0]:
+                raise TimeoutError
+            chunk = os.read(self._fd, 4096)
+            if not chunk:
+                return None
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line.decode(errors="replace")
+
+    def _started(self) -> None:
+        while True:
+            try:
+                line = self._line(LIVENESS_SECONDS)
+                break
+            except TimeoutError:
+                if not self._launcher.alive():
+                    line = None
+                    break
+        if line is not None and line.startswith("pid "):
+            self.pid = int(line[4:])
+        else:
+            self._finish(error=line[6:] if line and line.startswith("error ")
+                         else "the sandbox launcher ended")
+
+    def wait(self) -> int | None:
+        with self._lock:
+            if not self._done:
+                line = self._line(None)
+                if line is not None and line.startswith("exit "):
+                    self._finish(returncode=int(line[5:]))
+                elif self._launcher.alive():
+                    self._finish(returncode=-9)  # killed (a timeout, a cancellation)
+                else:
+                    self._finish(error="the sandbox launcher ended")
+        return self.returncode
+
+    def _finish(self, *, returncode: int | None = None, error: str = "") -> None:
+        self.returncode = returncode
+        self.error = f"sandbox launcher: {error}" if error else ""
+        self._done = True
+        os.close(self._fd)
+
+
+@dataclass
+class Launcher:
+    preload: tuple[str, ...] = ()
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _sock: socket.socket | None = None
+    _process: subprocess.Popen | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """The launcher's pid while it runs (benchmarks read its CPU time)."""
+        return self._process.pid if self.alive() else None
+
+    def alive(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def start(self, request: Request, *, env: dict, cwd: Path, fds: list[int]) -> Launched:
+        """Start `request` with stdout+stderr to fds[0] and fds[1:] passed along (status pipe,
+        then the verdict pipe). The caller closes its copies of fds afterwards. When the
+        launcher cannot start it, the Launched has no pid and says why in `error`."""
+        message = json.dumps({
+            "mode": request.mode, "argv": list(request.argv), "env": env, "cwd": str(cwd),
+            "sandbox": list(request.options), "user": request.user, "net": request.net,
+            "checks": request.checks, "sys_path": list(request.sys_path),
+        }).encode()
+        read_fd, write_fd = os.pipe()
+        launched = Launched(read_fd, self)
+        try:
+            with self._lock:
+                for attempt in (1, 2):  # once more with a fresh launcher if this one died
+                    try:
+                        socket.send_fds(self._running(), [message], [write_fd, *fds])
+                        break
+                    except OSError as exc:
+                        self._stop()
+                        if attempt == 2:
+                            launched._finish(error=str(exc))
+                            return launched
+        finally:
+            os.close(write_fd)
+        launched._started()
+        return launched
+
+    def _running(self) -> socket.socket:
+        if self._sock is not None and self.alive():
+            return self._sock
+        self._stop()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        for option in (socket.SO_SNDBUF, socket.SO_RCVBUF):
+            for sock in (ours, theirs):
+                try:
+                    sock.setsockopt(socket.SOL_SOCKET, option, SOCKET_BUFFER)
+                except OSError:
+                    pass
+        config = {"path": [str(Path(ci_eval.__file__).resolve().parents[1])],
+                  "preload": list(self.preload)}
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", BOOT, str(theirs.fileno()), json.dumps(config),
+                 TITLE_ROOM],
+                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, start_new_session=True, env={"PATH": os.defpath})
+        finally:
+            theirs.close()
+        self._sock = ours
+        return ours
+
+    def _stop(self) -> None:
+        """Close the socket of a launcher that is gone or broken (it exits on EOF)."""
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        if self._process is not None:
+            self._process.poll()
+
+
+AGENTS = Launcher()
+CHECKS = Launcher(preload=("ci_eval.checks", "traceback"))
+
+
+def checks_sys_path() -> tuple[str, ...]:
+    """sys.path as `python -I` starts with it, without running any site-packages code: the
+    standard library, the site-packages folders and the plain folder lines of their .pth files
+    (their `import` lines, such as an editable install's finder, are skipped), and the folder
+    holding ci_eval itself (which an editable install reaches only through such a finder)."""
+    # sys.path[0] is the harness's own script folder (or ''), unless it runs with -I or -P
+    entries = sys.path if sys.flags.isolated or getattr(sys.flags, "safe_path", False) \
+        else sys.path[1:]
+    found = [p for p in entries if p and _is_stdlib(p)]
+    for folder in site.getsitepackages():
+        if not os.path.isdir(folder):
+            continue
+        found.append(folder)
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".pth"):
+                found += _pth_folders(os.path.join(folder, name), folder)
+    ours = str(Path(ci_eval.__file__).resolve().parents[1])
+    found.append(ours)
+    return tuple(dict.fromkeys(found))
+
+
+def _is_stdlib(path: str) -> bool:
+    stdlib = {Path(sys.base_prefix).resolve(), Path(sys.base_exec_prefix).resolve()}
+    resolved = Path(path).resolve()
+    return (any(resolved.is_relative_to(prefix) for prefix in stdlib)
+            and not {"site-packages", "dist-packages"} & set(resolved.parts))
+
+
+def _pth_folders(pth: str, folder: str) -> list[str]:
+    found = []
+    try:
+        with open(pth, encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                line = line.rstrip()
+                if not line or line.startswith(("#", "import ", "import\t")):
+                    continue
+                path = os.path.join(folder, line)
+                if os.path.isdir(path):
+                    found.append(os.path.abspath(path))
+    except OSError:
+        pass
+    return found
