@@ -339,3 +339,19 @@ def test_check_agents():
         gate.check_agents("ref", ["x"], allow_mismatch=False, results_path="results")
     with pytest.raises(UserError, match="mix agents"):
         gate.check_agents("ref", ["ref", "x"], allow_mismatch=True)
+
+
+def test_compare_carries_the_run_context_into_the_verdict():
+    """What the renderers print above the table comes from the Verdict compare returns."""
+    baseline = Baseline("ref", {T: entry(T, 5, 5)})
+    verdict = gate.compare(baseline, {T: state(T)}, {T: result(T, "ppppp")}, k=5, agent="ref",
+                           calibration=("a warning",), notes=("a note",))
+    assert (verdict.k, verdict.agent, verdict.baseline_agent) == (5, "ref", "ref")
+    assert (verdict.calibration, verdict.notes, verdict.setup_broken) == (("a warning",),
+                                                                          ("a note",), None)
+    assert [(t.task, t.status, t.note) for t in verdict.tasks] == [(T, "unchanged", "")]
+    assert verdict.passed and verdict.exit_code == 0
+    broken = gate.compare(baseline, {T: state(T)}, {T: result(T, "ppppp")}, k=5,
+                          broken="ANTHROPIC_API_KEY is not set")
+    assert broken.setup_broken == "ANTHROPIC_API_KEY is not set"
+    assert not broken.passed and broken.exit_code == 1

@@ -48,6 +48,20 @@ def test_wilson_interval_and_percentile():
     assert stats.percentile([], 95) is None
 
 
+@pytest.mark.parametrize("measure", [stats.pass_at_k, stats.pass_hat_k])
+@pytest.mark.parametrize(("n", "k"), [(5, 0), (5, -1), (3, 4)])
+def test_pass_at_k_and_pass_hat_k_refuse_k_outside_1_to_n(measure, n, k):
+    with pytest.raises(ValueError, match=rf"needs 0 < k <= n, got k={k}, n={n}"):
+        measure(n, 1, k)
+
+
+def test_percentile_is_the_nearest_rank():
+    assert stats.percentile([3, 1, 2], 10) == 1  # rank 1 at the lowest quantiles
+    assert stats.percentile([3, 1, 2], 0) == 1
+    assert stats.percentile(list(range(101)), 100) == 100  # rank n at q = 100
+    assert stats.percentile(list(range(1, 21)), 50) == 10
+
+
 def _rec(run, status, **extra):
     return {"run": run, "task": "task-001-x", "status": status, "passed": status == "pass",
             "agent": "a", **extra}
