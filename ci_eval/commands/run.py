@@ -161,7 +161,7 @@ def _take_over(args, tasks, out_dir, agent_identity: str) -> dict:
     refusal behind us) discard or repair it. Returns the results files being resumed."""
     from ci_eval.errors import UserError
     from ci_eval.results import store as results
-    from ci_eval.run.runner import check_resumable, read_recorded
+    from ci_eval.run.resume import check_resumable, read_recorded
 
     existing = [t.id for t in tasks if results.results_path(out_dir, t.id).exists()]
     resumed = {}

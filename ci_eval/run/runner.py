@@ -27,7 +27,6 @@ from pathlib import Path
 
 from ci_eval.agents.budget import Budget
 from ci_eval.agents.config import AgentConfig
-from ci_eval.errors import UserError
 from ci_eval.output import write_atomic
 from ci_eval.results import store as results_mod
 from ci_eval.results.summary import count_runs
@@ -37,10 +36,11 @@ from ci_eval.run.budget import RunBudget
 from ci_eval.run.diff import workspace_diff
 from ci_eval.run.grade import with_rubric
 from ci_eval.run.isolation import TEMP_PREFIX, Isolation
+from ci_eval.run.resume import read_recorded
 from ci_eval.run.retry import BACKOFF_BASE_SECONDS, backoff_delay
 from ci_eval.run.scoring import CheckKind, CheckOutcome, run_checks
 from ci_eval.run.workspace import WorkspaceError, WorkspaceFactory, remove_tree
-from ci_eval.tasks.model import Task, other_prompts, short_hash
+from ci_eval.tasks.model import Task
 
 
 @dataclass
@@ -244,39 +244,6 @@ def _started(progress, task: Task, run_no: int, ctx: RunContext) -> dict | None:
     if progress:
         progress.run_started()
     return run_one(task, run_no, ctx)
-
-
-def read_recorded(tasks: list[Task], out_dir: Path, *,
-                  allow_torn_tail: bool = False) -> dict[str, results_mod.ResultsFile]:
-    """The results files of the tasks that have one, read and checked; nothing is written."""
-    found = {}
-    for task in tasks:
-        path = results_mod.results_path(out_dir, task.id)
-        if path.exists() or path.is_symlink():
-            found[task.id] = results_mod.read_file(path, allow_torn_tail=allow_torn_tail)
-    return found
-
-
-def check_resumable(tasks: list[Task], recorded: dict[str, results_mod.ResultsFile],
-                    agent: str) -> None:
-    """UserError when recorded runs of a task were made by another agent or with another prompt:
-    resuming would pool them with this run's into one pass rate."""
-    for task in tasks:
-        if task.id not in recorded:
-            continue
-        path = recorded[task.id].path
-        for record in recorded[task.id].records:
-            if record["agent"] != agent:
-                raise UserError(
-                    f"run {record['run']} was recorded with agent {record['agent']!r}, this run "
-                    f"uses {agent!r}; --resume would mix them (use --fresh or another --out)",
-                    path=path, field="agent")
-            other = other_prompts([record.get("prompt_hash")], task.prompt_hash)
-            if other:
-                raise UserError(
-                    f"run {record['run']} was recorded with another prompt.md "
-                    f"({short_hash(other[0])}, now {short_hash(task.prompt_hash)}); --resume would mix "
-                    "them (use --fresh or another --out)", path=path, field="prompt_hash")
 
 
 POLL_SECONDS = 0.1  # how soon the run loop notices a cancellation
