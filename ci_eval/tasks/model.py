@@ -27,6 +27,7 @@ ARCHIVE_DIR = "archive"  # archived tasks, beside tasks/ (see ci_eval/verdict/ar
 # `ci-eval validate` reports every file holding the marker, and metadata holding the key.
 PLACEHOLDER_MARKER = "CI-EVAL-PLACEHOLDER"
 PLACEHOLDER_KEY = "x-ci-eval-placeholder"
+PLACEHOLDER_SCAN_BYTES = 8192  # placeholders put the marker at the top
 PATCH_SUFFIXES = (".patch", ".diff")  # also what ci_eval.workspace applies as patches
 OUTPUT_SUFFIXES = PATCH_SUFFIXES + (".sh",)  # what solution/ and negatives/ entries may be
 
@@ -211,3 +212,16 @@ def solution_entries(folder: Path) -> list[Path]:
     if not folder.is_dir():
         return []
     return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in OUTPUT_SUFFIXES)
+
+
+def holds_placeholder(file: Path) -> bool:
+    """Whether a task file still holds the `ci-eval new-task` marker near its top (a link or a
+    folder never does)."""
+    if file.is_symlink() or not file.is_file():
+        return False
+    try:
+        with open(file, "rb") as handle:
+            head = handle.read(PLACEHOLDER_SCAN_BYTES)
+    except OSError:
+        return False
+    return PLACEHOLDER_MARKER.encode() in head

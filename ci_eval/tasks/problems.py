@@ -27,8 +27,8 @@ Task folder rules (see DESIGN.md "Task anatomy"):
 - negatives/: optional; each entry is a non-empty *.patch / *.diff / *.sh file, or a folder of
   them (applied like solution/).
 - no placeholder left by `ci-eval new-task`: prompt.md, checks.py, the solution/ entries and the
-  files at the top of repo-state/ may not hold the CI-EVAL-PLACEHOLDER marker (in their first
-  PLACEHOLDER_SCAN_BYTES), metadata.json may not hold the "x-ci-eval-placeholder" key.
+  files at the top of repo-state/ may not hold the CI-EVAL-PLACEHOLDER marker in their first
+  8 KiB (model.holds_placeholder), metadata.json may not hold the "x-ci-eval-placeholder" key.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ from ci_eval.tasks.model import (
     TASK_DIR_RE,
     Task,
     archived_folders,
+    holds_placeholder,
     select_tasks,
     solution_entries,
     stub,
@@ -60,7 +61,6 @@ from ci_eval.tasks.model import (
     tasks_dir,
 )
 
-PLACEHOLDER_SCAN_BYTES = 8192  # placeholders put the marker at the top
 PLACEHOLDER_TODO = {
     "prompt.md": "write the prompt the agent receives, without the CI-EVAL-PLACEHOLDER paragraph",
     "checks.py": "write the deterministic checks (exit 0 pass, 1 fail), without the "
@@ -386,7 +386,7 @@ def placeholder_problems(path: Path) -> list[Problem]:
     if repo_state.is_dir() and not repo_state.is_symlink():
         candidates += [(entry, "repo-state") for entry in sorted(repo_state.iterdir())]
     for file, part in candidates:
-        if _holds_marker(file):
+        if holds_placeholder(file):
             found.append(Problem(file, f"still the `ci-eval new-task` placeholder "
                                        f"({PLACEHOLDER_MARKER}): {PLACEHOLDER_TODO[part]}",
                                  task=task))
@@ -396,14 +396,3 @@ def placeholder_problems(path: Path) -> list[Problem]:
                              "set difficulty, area and tags, then delete this key",
                              field=schema.json_path([PLACEHOLDER_KEY]), task=task))
     return found
-
-
-def _holds_marker(file: Path) -> bool:
-    if file.is_symlink() or not file.is_file():
-        return False
-    try:
-        with open(file, "rb") as handle:
-            head = handle.read(PLACEHOLDER_SCAN_BYTES)
-    except OSError:
-        return False
-    return PLACEHOLDER_MARKER.encode() in head

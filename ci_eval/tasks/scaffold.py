@@ -33,9 +33,9 @@ from ci_eval.tasks.failure_log import FailureLog, metadata_for, prompt_text, tem
 from ci_eval.tasks.model import (
     METADATA_FILE,
     PLACEHOLDER_KEY,
-    PLACEHOLDER_MARKER,
     TASK_DIR_RE,
     archived_folders,
+    holds_placeholder,
     task_number,
     tasks_dir,
 )
@@ -126,8 +126,7 @@ def create_task(root: Path, name: str, *, created: dt.date, log: FailureLog | No
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
-    placeholders = [p for p in sorted(target.rglob("*")) if p.is_file()
-                    and PLACEHOLDER_MARKER.encode() in p.read_bytes()[:8192]]
+    placeholders = [p for p in sorted(target.rglob("*")) if holds_placeholder(p)]
     if PLACEHOLDER_KEY in metadata:
         placeholders.append(target / METADATA_FILE)
     return CreatedTask(task_id, number, target, tuple(placeholders))
