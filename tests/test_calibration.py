@@ -36,6 +36,14 @@ def test_three_snapshots_040_off_are_flagged():
     assert high.observed == (F(4, 5),) * 3 and high.dates[-1] == "2026-01-03"
 
 
+def test_snapshots_without_runs_are_passed_over_and_one_run_counts():
+    one_run = [("2026-01-01", 0, 1), ("2026-01-02", 0, 0), ("2026-01-03", 0, 1),
+               ("2026-01-04", 0, 1)]
+    low = check_task("task-001-a", F(4, 5), one_run)
+    assert low.direction == calibration.TOO_STRICT
+    assert low.dates == ("2026-01-01", "2026-01-03", "2026-01-04")
+
+
 def test_a_calibrated_snapshot_in_between_is_not_flagged():
     # 0.40 off, 0.00 off, 0.40 off
     assert check_task("task-001-a", F(3, 5), snaps("0.2", "0.6", "0.2")) is None

@@ -22,7 +22,20 @@ def test_parse_stages():
     assert parse_stages("5,10,20,30") == (5, 10, 20, 30)
     assert parse_stages(" 5, 10 ") == (5, 10)
     assert parse_stages("5") == (5,)
+    assert parse_stages("1,10000") == (1, 10000)  # both ends of a stage's range
     assert confirmation.format_stages((5, 10)) == "5,10"
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("5,,10", "expected comma-separated run counts like 5,10,20, got '5,,10'"),
+    ("5,0", "expected a whole number 1-10000, got '0' in '5,0'"),
+    ("5,10001", "expected a whole number 1-10000, got '10001' in '5,10001'"),
+    ("10,5", "stages must increase, got '10,5'"),
+])
+def test_parse_stages_says_what_is_wrong(spec, message):
+    with pytest.raises(UserError) as info:
+        parse_stages(spec, field="confirm_stages")
+    assert info.value.message == message and info.value.field == "confirm_stages"
 
 
 @pytest.mark.parametrize("spec", ["", "5,,10", "5,x", "0,5", "10,5", "5,5", "-5,10", "5.5"])

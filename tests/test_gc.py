@@ -374,3 +374,15 @@ def test_no_history_yet_means_ten_missing(repo, cli):
 def test_a_broken_summary_stops_gc(repo, cli, assert_bad_input):
     (repo / ".ci-eval" / "history" / "notes.txt").write_text("hello")
     assert_bad_input(cli("gc", "--dry-run", cwd=repo), "notes.txt", "not a run summary")
+
+
+@pytest.mark.parametrize(("created", "today", "months"), [
+    ("2026-01-31", "2026-02-27", 0),  # one calendar month is reached on Feb 28, not before
+    ("2026-01-31", "2026-02-28", 1),
+    ("2026-01-15", "2026-03-14", 1),
+    ("2026-01-15", "2026-03-15", 2),
+    ("2026-05-01", "2026-04-01", 0),  # created after today: never negative
+])
+def test_months_old_counts_whole_calendar_months(created, today, months):
+    assert gc.months_old(dt.date.fromisoformat(created), dt.date.fromisoformat(today)) == months
+

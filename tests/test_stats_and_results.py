@@ -186,3 +186,38 @@ def test_add_hidden_tests_copies_from_the_task_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("CI_EVAL_TASK_DIR", str(task))
     assert add_hidden_tests("test_h.py") == "tests/test_h.py"
     assert (workspace / "tests" / "test_h.py").read_text().startswith("def test_h")
+
+
+def test_summary_every_field_of_a_mixed_task():
+    """One task's whole summary, field by field: what report, compare and the PR comment show."""
+    records = [
+        _rec(1, "pass", tokens=10, wall_seconds=1.0, agent_exit_code=0, rubric_score=90.0,
+             rubric_verdict="PASS", rubric_tripped=[], rubric_auto_fail=[]),
+        _rec(2, "fail", tokens=30, wall_seconds=3.0, reason="FAIL: test_x", agent_exit_code=1,
+             rubric_score=60.0, rubric_verdict="FAIL", rubric_tripped=["tests"],
+             rubric_auto_fail=["no-test-tampering"]),
+        _rec(3, "fail", wall_seconds=2.0, reason="FAIL: test_x", agent_exit_code=2),
+        _rec(4, "pass", wall_seconds=4.0),
+        _rec(5, "error", reason="checks crashed"),
+    ]
+    s = summarize("task-001-x", records, k=4)  # 5 lines of k=4: the errored run is asked again
+    assert s.to_json() == {
+        "task": "task-001-x", "requested": 5, "runs": 4, "passes": 2, "fails": 2, "timeouts": 0,
+        "errors": 1, "pass_rate": 0.5, "pass_at_1": 0.5,
+        "pass_at_k": 1.0, "pass_hat_k": 0.0, "k": 4, "pass_at_k_label": "pass@4 (unbiased)",
+        "mean_tokens": 20.0, "mean_wall_seconds": 2.5, "p95_wall_seconds": 4.0,
+        "total_cost_usd": None, "error_reasons": ["checks crashed"], "agents": ["a"],
+        "failure_reasons": [{"reason": "FAIL: test_x", "runs": 2},
+                            {"reason": "checks crashed", "runs": 1}], "agent_nonzero": 2,
+        "rubric_runs": 2, "mean_rubric_score": 75.0,
+        "rubric_tripped": [{"criterion": "tests", "runs": 1}],
+        "rubric_auto_fail": [{"criterion": "no-test-tampering", "runs": 1}],
+        "inconclusive": True,
+    }
+
+
+def test_summary_of_nothing_asks_nothing():
+    s = summarize("task-001-x", [])
+    assert (s.requested, s.runs, s.pass_rate, s.pass_at_1, s.pass_at_k, s.pass_hat_k) == (
+        0, 0, None, None, None, None)
+    assert not s.inconclusive
