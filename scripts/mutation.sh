@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Mutation testing of the pure decision code (verdict/, results' stats and summary, grading/)
 # with mutmut, in a throwaway copy of the checkout. Slow (tens of minutes on 2 cores): run by
-# hand, not in CI. Prints killed / survived / other per package; docs/architecture.md lists the
-# survivors and why each is equivalent or which test kills it.
+# hand, not in CI. Prints killed / survived / other per package and writes each survivor's diff
+# to build/mutation-survivors.txt; docs/architecture.md has the last figures and what survives.
 #
 #   scripts/mutation.sh            # all of the scope
 #   scripts/mutation.sh "ci_eval.verdict.gate*"   # only these mutants (mutmut run ARGS)
@@ -41,7 +41,7 @@ if ! mutmut run "$@"; then
 fi
 mutmut results --all true > results.txt
 python3 - <<'PY'
-import collections, re
+import collections, re, subprocess
 counts = collections.defaultdict(collections.Counter)
 survivors = []
 for line in open("results.txt"):
@@ -58,4 +58,11 @@ for package, c in sorted(counts.items()):
           f"{sum(c.values()) - c['killed'] - c['survived']:4}")
 print("\nsurvived:")
 print("\n".join(survivors) or "(none)")
+with open("survivors.txt", "w") as report:
+    for name in survivors:
+        shown = subprocess.run(["mutmut", "show", name], capture_output=True, text=True)
+        report.write(f"## {name}\n{shown.stdout}\n")
 PY
+mkdir -p "$repo/build"
+cp survivors.txt "$repo/build/mutation-survivors.txt"
+echo "each survivor's diff: $repo/build/mutation-survivors.txt" >&2

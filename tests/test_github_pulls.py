@@ -129,3 +129,29 @@ def test_open_or_update_maps_the_refusal(tmp_path):
         proposal = pulls.Proposal("b", "main", "t", "body", ["x"], "m")
         with pytest.raises(UserError, match="Allow GitHub Actions to create and approve"):
             pulls.open_or_update(client.make_client("t", fake.url), REPO, proposal, "0" * 40)
+
+
+def test_pull_request_target_prefers_options_then_the_workflow_then_the_branch(tmp_path):
+    not_a_repo = tmp_path / "plain"
+    not_a_repo.mkdir()
+    target = pulls.pull_request_target
+    assert target(not_a_repo, "o/opt", "opt-base", repository_env="o/env", ref_name="env-base",
+                  required=True) == ("o/opt", "opt-base")
+    assert target(not_a_repo, None, None, repository_env="o/env", ref_name="env-base",
+                  required=True) == ("o/env", "env-base")
+    assert target(not_a_repo, None, None, repository_env=None, ref_name=None,
+                  required=False) == (None, None)  # a dry run needs neither
+    with pytest.raises(UserError) as info:
+        target(not_a_repo, None, "main", repository_env=None, ref_name=None, required=True)
+    assert info.value.field == "--repo"
+    with pytest.raises(UserError) as info:
+        target(not_a_repo, "o/r", None, repository_env=None, ref_name=None, required=True)
+    assert info.value.field == "--base" and "no base branch" in info.value.message
+
+
+@pytest.mark.parametrize("command", [["propose-baseline"], ["propose-archive"]])
+def test_a_pull_request_without_a_repository_is_refused(command, repo_root, cli,
+                                                         assert_bad_input):
+    env = {"GITHUB_REPOSITORY": "", "GITHUB_REF_NAME": "", "GITHUB_EVENT_PATH": ""}
+    result = cli(*command, "--root", repo_root, "--base", "main", env=env)
+    assert_bad_input(result, "--repo", "no repository (set GITHUB_REPOSITORY")

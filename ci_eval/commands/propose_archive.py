@@ -58,14 +58,9 @@ def run(args: argparse.Namespace) -> int:
     root = Path(args.root).resolve()
     today = parse_day(args.today, field="--today")
     ctx = context.from_env()
-    repository = args.repo or ctx.repository
-    base = args.base or ctx.ref_name or pulls.current_branch(root)
-    if not args.dry_run:
-        if not repository:
-            raise UserError("no repository (set GITHUB_REPOSITORY or pass --repo OWNER/NAME)",
-                            field="--repo")
-        if not base:
-            raise UserError("no base branch (pass --base BRANCH)", field="--base")
+    repository, base = pulls.pull_request_target(
+        root, args.repo, args.base, repository_env=ctx.repository, ref_name=ctx.ref_name,
+        required=not args.dry_run)
     tasks = load_tasks(root)
     summaries = load_history(history_dir(args),
                              missing_ok=args.history is None)

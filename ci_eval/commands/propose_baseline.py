@@ -48,21 +48,15 @@ def run(args: argparse.Namespace) -> int:
 
     from ci_eval.commands import baseline as baseline_command
     from ci_eval.commands.gate import merge_shards
-    from ci_eval.errors import UserError
     from ci_eval.github import actions, client, context, pulls
     from ci_eval.render.baseline_change import changed_tasks, render_change
     from ci_eval.verdict.baseline import Baseline, baseline_path, load_baseline
 
     root = Path(args.root).resolve()
     ctx = context.from_env()
-    repository = args.repo or ctx.repository
-    base = args.base or ctx.ref_name or pulls.current_branch(root)
-    if not args.no_pr:
-        if not repository:
-            raise UserError("no repository (set GITHUB_REPOSITORY or pass --repo OWNER/NAME)",
-                            field="--repo")
-        if not base:
-            raise UserError("no base branch (pass --base BRANCH)", field="--base")
+    repository, base = pulls.pull_request_target(
+        root, args.repo, args.base, repository_env=ctx.repository, ref_name=ctx.ref_name,
+        required=not args.no_pr)
     path = baseline_path(root, args.baseline)
     before = load_baseline(path) if path.is_file() else Baseline()
 

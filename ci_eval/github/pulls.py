@@ -99,6 +99,23 @@ def current_branch(root: Path) -> str | None:
     return done.stdout.strip() or None
 
 
+def pull_request_target(root: Path, repo: str | None, base: str | None, *,
+                        repository_env: str | None, ref_name: str | None,
+                        required: bool) -> tuple[str | None, str | None]:
+    """(OWNER/NAME, base branch) of the pull request to open: --repo / --base, else the
+    workflow's GITHUB_REPOSITORY and ref name, else the checked-out branch. `required`: a
+    UserError naming the option when one is missing (a dry run needs neither)."""
+    repository = repo or repository_env
+    base = base or ref_name or current_branch(root)
+    if required:
+        if not repository:
+            raise UserError("no repository (set GITHUB_REPOSITORY or pass --repo OWNER/NAME)",
+                            field="--repo")
+        if not base:
+            raise UserError("no base branch (pass --base BRANCH)", field="--base")
+    return repository, base
+
+
 def default_remote(env: Mapping[str, str] | None = None) -> str:
     env = os.environ if env is None else env
     server, repository = env.get("GITHUB_SERVER_URL"), env.get("GITHUB_REPOSITORY")
