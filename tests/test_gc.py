@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -386,3 +387,49 @@ def test_a_broken_summary_stops_gc(repo, cli, assert_bad_input):
 def test_months_old_counts_whole_calendar_months(created, today, months):
     assert gc.months_old(dt.date.fromisoformat(created), dt.date.fromisoformat(today)) == months
 
+
+
+def plan_of(repo: Path) -> gc.GcPlan:
+    created = {"task-001-old-steady": D("2026-01-05"), "task-002-young": D("2026-06-01"),
+               "task-003-old-flaky": D("2026-01-05")}
+    return gc.plan_gc(created, history.load_history(repo / ".ci-eval" / "history"),
+                      D("2026-08-20"))
+
+
+def test_apply_archive_moves_the_task_drops_its_entry_and_logs_it(repo):
+    done = archive.apply_archive(repo, plan_of(repo))
+    assert done.archived == ("task-001-old-steady",)
+    assert done.dropped_baseline_entries == ("task-001-old-steady",)
+    assert done.log_path == repo / "archive" / "ARCHIVE-LOG.md"
+    assert len(done.log_lines) == 1 and "task-001-old-steady" in done.log_lines[0]
+    assert done.log_lines[0] in done.log_path.read_text()
+    assert (repo / "archive" / "task-001-old-steady" / "prompt.md").is_file()
+    assert not (repo / "tasks" / "task-001-old-steady").exists()
+    left = bl.load_baseline(repo / "baseline.json")
+    assert sorted(left.entries) == ["task-002-young", "task-003-old-flaky"]
+    nothing = archive.apply_archive(repo, gc.plan_gc({}, (), D("2026-08-20")))
+    assert (nothing.archived, nothing.dropped_baseline_entries, nothing.log_lines) == ((), (), ())
+    assert nothing.log_path == done.log_path
+
+
+@pytest.mark.parametrize(("make", "where", "message"), [
+    (lambda repo: (repo / "archive").write_text("x"), "archive",
+     "is not a folder (expected the archive of tasks)"),
+    (lambda repo: (repo / "archive").symlink_to(repo / "tasks"), "archive",
+     "is not a folder (expected the archive of tasks)"),
+    (lambda repo: shutil.rmtree(repo / "tasks" / "task-001-old-steady"),
+     "tasks/task-001-old-steady", "task folder not found (the plan is stale: rerun gc)"),
+    (lambda repo: (repo / "archive" / "task-001-old-steady").mkdir(parents=True),
+     "archive/task-001-old-steady", "already exists: an archived task of the same name"),
+    (lambda repo: (repo / "archive" / "task-001-other").mkdir(parents=True),
+     "tasks/task-001-old-steady", "number 001 is already taken by"),
+])
+def test_apply_archive_refuses_and_changes_nothing(repo, make, where, message):
+    plan = plan_of(repo)
+    make(repo)
+    before = (tree(repo / "tasks"), (repo / "baseline.json").read_bytes())
+    with pytest.raises(UserError) as info:
+        archive.apply_archive(repo, plan)
+    assert info.value.message.startswith(message) and Path(info.value.path) == repo / where
+    assert (tree(repo / "tasks"), (repo / "baseline.json").read_bytes()) == before
+    assert not (repo / "archive" / "ARCHIVE-LOG.md").exists()
