@@ -141,6 +141,55 @@ def test_each_rejection_names_the_file_and_the_field(case):
     assert needle in message and "\n" not in message
 
 
+def max_files(value) -> dict:
+    return {"id": "small", "kind": "max_files_changed", "max": value, "weight": 1,
+            "rationale": "r"}
+
+
+# Rejections of a criterion's own fields, beyond the list (and beyond what the schema
+# words the same way).
+FIELD_REJECTIONS = {
+    "a criterion that is no mapping": (rubric_doc(criteria=[*rubric_doc()["criteria"], "fixes"]),
+                                       "$.criteria[5]", "expected a mapping (id, kind, weight"),
+    "a criterion without an id": (rubric_doc(criteria=criteria_with(0, id=None)),
+                                  "$.criteria[0].id", "required field is missing"),
+    "an id with a space": (rubric_doc(criteria=criteria_with(0, id="has space")),
+                           "$.criteria[0].id", "expected an id of letters, digits"),
+    "a rationale that is no text": (rubric_doc(criteria=criteria_with(0, rationale=5)),
+                                    "$.criteria[0].rationale", "expected text, got"),
+    "a description that is no text": (rubric_doc(criteria=criteria_with(4, description=[1])),
+                                      "$.criteria[4].description", "expected text, got"),
+    "a negative max": (rubric_doc(criteria=[*rubric_doc()["criteria"], max_files(-1)]),
+                       "$.criteria[5].max", "expected a whole number >= 0, got -1"),
+    "a max that is true": (rubric_doc(criteria=[*rubric_doc()["criteria"], max_files(True)]),
+                           "$.criteria[5].max", "expected a whole number >= 0"),
+    "an unknown test group": (rubric_doc(criteria=criteria_with(1, tests="everything")),
+                              "$.criteria[1].tests", "expected a list of test ids or one of"),
+    "an empty list of tests": (rubric_doc(criteria=criteria_with(0, tests=[])),
+                               "$.criteria[0].tests", "expected a non-empty list of test ids"),
+    "a test named twice by a criterion": (
+        rubric_doc(criteria=criteria_with(0, tests=[F2P[0], F2P[0]])), "$.criteria[0].tests[1]",
+        "is listed twice"),
+}
+
+
+@pytest.mark.parametrize("case", FIELD_REJECTIONS, ids=list(FIELD_REJECTIONS))
+def test_each_field_rejection_names_the_file_and_the_field(case):
+    doc, field, needle = FIELD_REJECTIONS[case]
+    with pytest.raises(UserError) as caught:
+        parse(doc)
+    assert caught.value.path == "t/rubric.yaml" and caught.value.field == field
+    assert needle in caught.value.message
+
+
+def test_a_criterion_keeps_its_texts_and_a_max_of_zero():
+    criteria = [*criteria_with(4, description="  look   at\nthe diff "), max_files(0)]
+    rubric = parse(rubric_doc(criteria=criteria))
+    assert rubric.criteria[0].rationale == "r"
+    assert rubric.criteria[4].description == "look at the diff"
+    assert rubric.criteria[5].max == 0 and rubric.criteria[5].kind == "max_files_changed"
+
+
 def test_tests_declared_in_both_files_are_rejected():
     tests = declared_in_metadata({"fail_to_pass": F2P}, "t/metadata.json")
     with pytest.raises(UserError, match=r"^t/rubric.yaml: \$.fail_to_pass: tests are declared in "
