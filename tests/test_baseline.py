@@ -90,7 +90,16 @@ def test_wrong_type_names_the_json_path():
     ],
 )
 def test_invalid_fields(mutate, field):
-    assert field in bad(mutate)
+    message = bad(mutate)
+    assert message.startswith("baseline.json: $.") and field in message
+
+
+def test_a_pass_rate_within_a_millionth_of_passes_over_runs_is_read():
+    data = good_data()
+    data["tasks"]["task-001-a"]["pass_rate"] = 0.8 + 5e-7
+    entry = bl.parse_baseline(data).entries["task-001-a"]
+    assert entry.pass_rate == F(4, 5) and entry.task == "task-001-a"
+    assert entry.aspirational is False  # absent: gated
 
 
 def test_newer_schema_version_is_refused():
