@@ -199,16 +199,18 @@ def test_summary_every_field_of_a_mixed_task():
         _rec(3, "fail", wall_seconds=2.0, reason="FAIL: test_x", agent_exit_code=2),
         _rec(4, "pass", wall_seconds=4.0),
         _rec(5, "error", reason="checks crashed"),
+        _rec(6, "timeout", wall_seconds=9.0),
     ]
     s = summarize("task-001-x", records, k=4)  # 5 lines of k=4: the errored run is asked again
     assert s.to_json() == {
-        "task": "task-001-x", "requested": 5, "runs": 4, "passes": 2, "fails": 2, "timeouts": 0,
-        "errors": 1, "pass_rate": 0.5, "pass_at_1": 0.5,
+        "task": "task-001-x", "requested": 6, "runs": 5, "passes": 2, "fails": 2, "timeouts": 1,
+        "errors": 1, "pass_rate": 0.4, "pass_at_1": 0.4,
         "pass_at_k": 1.0, "pass_hat_k": 0.0, "k": 4, "pass_at_k_label": "pass@4 (unbiased)",
-        "mean_tokens": 20.0, "mean_wall_seconds": 2.5, "p95_wall_seconds": 4.0,
+        "mean_tokens": 20.0, "mean_wall_seconds": 3.8, "p95_wall_seconds": 9.0,
         "total_cost_usd": None, "error_reasons": ["checks crashed"], "agents": ["a"],
         "failure_reasons": [{"reason": "FAIL: test_x", "runs": 2},
-                            {"reason": "checks crashed", "runs": 1}], "agent_nonzero": 2,
+                            {"reason": "checks crashed", "runs": 1},
+                            {"reason": "(timeout)", "runs": 1}], "agent_nonzero": 2,
         "rubric_runs": 2, "mean_rubric_score": 75.0,
         "rubric_tripped": [{"criterion": "tests", "runs": 1}],
         "rubric_auto_fail": [{"criterion": "no-test-tampering", "runs": 1}],
