@@ -373,11 +373,3 @@ def load_results(results_dir: Path) -> dict[str, list[dict]]:
                                 path=f"{path}:{found.lines[0]}", field="agent")
         results[path.name[: -len(".jsonl")]] = sorted(found.records, key=lambda r: r["run"])
     return results
-
-
-def require_results(results_dir: Path) -> dict[str, list[dict]]:
-    """load_results, refusing a folder that holds no results at all (--results)."""
-    loaded = load_results(results_dir)
-    if not loaded:
-        raise UserError("no *.jsonl results in the folder", path=results_dir, field="--results")
-    return loaded

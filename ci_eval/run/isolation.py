@@ -149,16 +149,6 @@ def sandbox_options(*, private=(), tmpfs=(), hide=(), keep=(), writable=(), mask
     return options
 
 
-def sandbox_command(command: list[str], *, status_fd: int | None = None, **view) -> list[str]:
-    """_sandbox.py as a program (inside `unshare`): for tests and by hand; runs go through the
-    launcher. By path with -S: the sandbox needs no site-packages."""
-    argv = [sys.executable, "-I", "-S", str(Path(__file__).with_name("_sandbox.py")),
-            *sandbox_options(**view)]
-    if status_fd is not None:
-        argv += ["--status-fd", str(status_fd)]
-    return [*argv, "--", *command]
-
-
 def paths_to_hide(repo_root: Path, runs_base: Path, extra=()) -> list[str]:
     """The repo checkout, the git dir of the repository around it, this invocation's runs,
     results folders, and other ci-eval invocations' temp folders. Made for every sandbox

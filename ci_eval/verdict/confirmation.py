@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import math
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -144,8 +143,3 @@ def runs_to_add(
     """How many more runs the task needs before its verdict; 0 = the verdict is final (apply
     `gate.rate_status(baseline_rate, passes, runs)` to all runs)."""
     return next_step(baseline_rate, passes, runs, stages, recorded_runs=recorded_runs).runs_to_add
-
-
-def spread(runs: int, last: int) -> float:
-    """s(n) = 0.5 * sqrt(1/n - 1/N), for documentation and reports."""
-    return 0.5 * math.sqrt(max(0.0, 1 / runs - 1 / last))
