@@ -84,12 +84,14 @@ true
 
 @needs_sandbox
 def test_runs_in_flight_cannot_see_each_other(arena):
-    """-j 2: each run writes a token into its workspace, waits, and looks for the other's."""
+    """-j 2: each run writes a token into its workspace, waits, and looks for the other's. The search
+    reads only files named token.txt: /tmp holds other tests' arenas, one with two 8 GiB sparse
+    files, and reading those once made this test hang in CI."""
     arena.task()
     agent = arena.agent(f"""echo "token-$CI_EVAL_RUN-{arena.marker}" > token.txt
 sleep 1
 runs="$(dirname "$(dirname "$CI_EVAL_WORKSPACE")")"
-{{ ls "$runs"; grep -rh "token-" "$runs" /tmp 2>/dev/null | grep -v "token-$CI_EVAL_RUN-" ; }} > seen.txt 2>&1
+{{ ls "$runs"; timeout 30 grep -rh --include=token.txt "token-" "$runs" /tmp 2>/dev/null ; }} > seen.txt 2>&1
 true
 """)
     result = arena.run("run", "-k", "2", "-j", "2", "--agent-cmd", agent)
@@ -98,4 +100,5 @@ true
     for record in records:
         seen = record["diff"].split("b/seen.txt", 1)[1]
         other = 3 - record["run"]
+        assert f"token-{record['run']}-{arena.marker}" in seen, f"the search did not run: {seen}"
         assert f"token-{other}-{arena.marker}" not in seen, seen
