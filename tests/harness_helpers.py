@@ -13,26 +13,31 @@ PASSING_CHECKS = 'from ci_eval.checks import file_equals, main\nmain(file_equals
 def write_task(root: Path, name: str = "task-001-greet", *, checks: str = PASSING_CHECKS,
                metadata: dict | None = None, files: dict | None = None,
                solution: str | None = "echo hello > greet.txt\n",
-               negatives: dict | None = None) -> Path:
-    """A task folder under root/tasks; files maps repo-state paths to contents."""
+               negatives: dict | None = None, prompt: str = "Make greet.txt say hello.\n",
+               extra: dict | None = None) -> Path:
+    """A task folder under root/tasks; files maps repo-state paths to contents (str or bytes),
+    extra maps other paths in the task folder (hidden_tests/...) to contents."""
     task = root / "tasks" / name
     (task / "repo-state").mkdir(parents=True)
-    (task / "prompt.md").write_text("Make greet.txt say hello.\n")
+    (task / "prompt.md").write_text(prompt)
     (task / "checks.py").write_text(checks)
     meta = {"difficulty": 1, "area": "demo", "tags": ["test"], "created": "2026-01-01"}
     meta.update(metadata or {})
     (task / "metadata.json").write_text(json.dumps(meta))
     for rel, text in (files if files is not None else {"greet.txt": "bye\n"}).items():
-        path = task / "repo-state" / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        _write(task / "repo-state" / rel, text)
     if solution is not None:
-        (task / "solution").mkdir()
-        (task / "solution" / "solve.sh").write_text(solution)
+        _write(task / "solution" / "solve.sh", solution)
     for rel, text in (negatives or {}).items():
-        (task / "negatives").mkdir(exist_ok=True)
-        (task / "negatives" / rel).write_text(text)
+        _write(task / "negatives" / rel, text)
+    for rel, text in (extra or {}).items():
+        _write(task / rel, text)
     return task
+
+
+def _write(path: Path, text: str | bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text) if isinstance(text, bytes) else path.write_text(text)
 
 
 def cli(*args: str, cwd: Path, env: dict | None = None, timeout: float = 120):

@@ -48,6 +48,7 @@ from pathlib import Path
 import pytest
 
 from ci_eval.run import isolation
+from harness_helpers import write_task
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -148,24 +149,10 @@ class Arena:
              metadata: dict | None = None, extra: dict | None = None) -> Path:
         """A task under repo/tasks; its solution carries the solution canary. `extra` maps paths
         relative to the task folder (hidden_tests/...) to contents."""
-        task = self.repo / "tasks" / name
-        (task / "repo-state").mkdir(parents=True)
-        (task / "prompt.md").write_text("Make the checks pass.\n")
-        (task / "checks.py").write_text(checks)
-        meta = {"difficulty": 1, "area": "demo", "tags": ["adversarial"], "created": "2026-01-01"}
-        meta.update(metadata or {})
-        (task / "metadata.json").write_text(json.dumps(meta))
-        for rel, text in (files if files is not None else {"greet.txt": "bye\n"}).items():
-            path = task / "repo-state" / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(text) if isinstance(text, bytes) else path.write_text(text)
-        (task / "solution").mkdir()
-        (task / "solution" / "solve.sh").write_text(f"# {self.solution_canary}\n{solution}")
-        for rel, text in (extra or {}).items():
-            path = task / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-        return task
+        return write_task(self.repo, name, checks=checks, files=files,
+                          solution=f"# {self.solution_canary}\n{solution}",
+                          metadata={"tags": ["adversarial"], **(metadata or {})},
+                          prompt="Make the checks pass.\n", extra=extra)
 
     def calc_task(self, name: str = "task-001-calc", **kwargs) -> Path:
         """A task whose checks run the agent's code: pytest imports calc.py."""
