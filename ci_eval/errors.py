@@ -24,3 +24,11 @@ class UserError(Exception):
         text = f"{prefix}: {message}" if prefix else message
         super().__init__(" ".join(text.split("\n")))
         self.path, self.field, self.message = path, field, message
+
+    def __reduce__(self):
+        """Pickled with its keywords (a process that read a results file raises it here)."""
+        return _user_error, (self.message, self.path, self.field)
+
+
+def _user_error(message: str, path: object, field: str | None) -> UserError:
+    return UserError(message, path=path, field=field)

@@ -29,6 +29,7 @@ import json.scanner
 from pathlib import Path
 
 from ci_eval.errors import UserError
+from ci_eval.results import parallel
 from ci_eval.results.store import check_record
 from ci_eval.results.summary import TaskRuns
 
@@ -217,31 +218,49 @@ class RunChecks:
                                 path=f"{self.path}:{line}", field="run")
 
 
-def load_runs(results_dir: Path) -> dict[str, TaskRuns]:
+def load_runs(results_dir: Path, *, processes: int | None = None) -> dict[str, TaskRuns]:
     """task id -> TaskRuns (what the summaries need: no diff, no output) for every *.jsonl in
     results_dir, read a line at a time and refused as store.load_results refuses them. Memory
-    grows with the number of runs by a small row each, not with their records."""
+    grows with the number of runs by a small row each, not with their records. Large folders
+    are read on every core (results/parallel.py); `processes` overrides that choice."""
     base = Path(results_dir)
     if not base.is_dir():
         raise UserError("results folder not found (expected the --out of `ci-eval run`)", path=base)
+    paths = sorted(base.glob("*.jsonl"))
+    if processes is None:
+        processes = parallel.processes_worth(sum(_size(path) for path in paths), len(paths),
+                                             parallel.usable_cores())
     results = {}
-    texts: dict[str, str] = {}
     first_agent = None
-    for path in sorted(base.glob("*.jsonl")):
-        reader = RecordReader(path, keep_diff=False)
-        runs = TaskRuns(reader.task)
-        for _, record in reader:
-            runs.add(record, texts)
-        if reader.first is not None:
-            agent, line = reader.first
+    for path, (task, runs, first) in zip(paths, parallel.ordered_map(_task_runs, paths,
+                                                                     processes)):
+        if first is not None:
+            agent, line = first
             if first_agent is None:
                 first_agent = (agent, path)
             elif agent != first_agent[0]:
                 raise UserError(f"results mix agents ({first_agent[0]!r} in "
                                 f"{first_agent[1].name}, {agent!r} here); compare one agent's "
                                 "results", path=f"{path}:{line}", field="agent")
-        results[reader.task] = runs
+        results[task] = runs
     return results
+
+
+def _task_runs(path: Path) -> tuple[str, TaskRuns, tuple[str, int] | None]:
+    """(task id, its TaskRuns, (agent, line) of its first record) of one results file."""
+    reader = RecordReader(path, keep_diff=False)
+    runs = TaskRuns(reader.task)
+    texts: dict[str, str] = {}  # one copy of each distinct reason text of the file
+    for _, record in reader:
+        runs.add(record, texts)
+    return reader.task, runs, reader.first
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # the read says why
 
 
 def require_runs(results_dir: Path) -> dict[str, TaskRuns]:

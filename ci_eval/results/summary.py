@@ -139,7 +139,7 @@ class TaskRuns:
         return runs
 
     def add(self, record: dict, texts: dict[str, str] | None = None) -> None:
-        """Take one checked record. `texts` (shared across tasks) keeps one copy of each
+        """Take one checked record. `texts` (shared across records) keeps one copy of each
         distinct reason text."""
         get = record.get
         status = _STATUS.get(record["status"], record["status"])
@@ -183,6 +183,17 @@ class TaskRuns:
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    # Pickled with plain tuples for rows: a NamedTuple pickles ~10x slower than a tuple, and
+    # load_runs sends 100,000s of rows back from the processes that read them.
+    def __getstate__(self) -> tuple:
+        return (self.task, [tuple(row) for row in self.rows], self.agents, self.prompt_hashes,
+                self.isolation, self.request, self.k)
+
+    def __setstate__(self, state: tuple) -> None:
+        (self.task, rows, self.agents, self.prompt_hashes, self.isolation, self.request,
+         self.k) = state
+        self.rows = list(map(Row._make, rows))
 
 
 _STATUS = {name: name for name in ("pass", "fail", "timeout", "error")}  # one copy of each
