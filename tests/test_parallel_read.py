@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import pickle
+import subprocess
+import sys
 
 import pytest
 from test_stream import record, write
@@ -83,3 +85,16 @@ def test_ordered_map_keeps_order_and_raises_at_the_item():
         for value in parallel.ordered_map(abs, [-1, -2, "x", -4], 2):
             seen.append(value)
     assert seen == [1, 2]
+
+
+def test_usable_cores_counts_the_affinity_unless_a_thread_runs():
+    """In a fresh interpreter (one thread): the cores it may run on; with a second thread
+    running, 1 (forking a threaded process can copy a held lock)."""
+    program = ("import os, threading; from ci_eval.results import parallel\n"
+               "alone = parallel.usable_cores()\n"
+               "stop = threading.Event(); t = threading.Thread(target=stop.wait); t.start()\n"
+               "print(alone, parallel.usable_cores(), len(os.sched_getaffinity(0))); stop.set()\n")
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         check=True, timeout=60).stdout.split()
+    alone, threaded, cores = map(int, out)
+    assert (alone, threaded) == (cores, 1)
