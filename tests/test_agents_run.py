@@ -73,9 +73,28 @@ def test_an_auth_error_is_not_retried(repo_root, make_task, cli):
 def test_a_missing_api_key_stops_before_any_run_naming_it(repo_root, make_task, cli,
                                                         assert_bad_input):
     make_task(repo_root)
-    ran = cli("run", "--agent", "claude-code", "-k", "2", cwd=repo_root, env=_env())
+    ran = cli("run", "--agent", "claude-code", "-k", "2", cwd=repo_root,
+              env=_env(HOME=str(repo_root.parent)))  # a HOME without `claude login`
     assert_bad_input(ran, "ANTHROPIC_API_KEY", "no run started")
     assert not (repo_root / "results").exists() or not list((repo_root / "results").iterdir())
+
+
+def test_a_claude_login_file_stands_in_for_the_key(repo_root, make_task, cli, tmp_path,
+                                                   assert_bad_input):
+    """`claude login` writes ~/.claude/.credentials.json and sets no variable: preflight takes
+    the file (the agent sees HOME and reads it); without it, the refusal names the file too."""
+    make_task(repo_root)
+    home = tmp_path / "home"
+    home.mkdir()
+    refused = cli("run", "--agent", "claude-code", "-k", "1", cwd=repo_root, env=_env(HOME=str(home)))
+    assert_bad_input(refused, f"or log in with claude (no {home}/.claude/.credentials.json)",
+                     "no run started")
+    (home / ".claude").mkdir()
+    (home / ".claude" / ".credentials.json").write_text('{"claudeAiOauth": {}}\n')
+    ran = cli("run", "--agent", "claude-code", "-k", "1", cwd=repo_root, env=_env(HOME=str(home)))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    (record,) = _records(repo_root)
+    assert record["status"] == "pass" and record["agent_outcome"]["subtype"] == "success"
 
 
 def test_a_missing_env_name_of_a_configured_agent_stops_before_any_run(repo_root, make_task,

@@ -261,3 +261,30 @@ def test_plain_strings_run_directly(script, argv):
 ])
 def test_first_program(script, program):
     assert first_program(script) == program
+
+
+def test_a_login_file_stands_in_for_a_key_variable(tmp_path):
+    """`claude login`, `codex login` and Gemini's OAuth write a file and set no variable."""
+    agents = parse_config({"agents": {name: {"preset": name} for name in
+                                      ("claude-code", "codex", "gemini", "aider")}}).agents
+    home = str(tmp_path)
+    assert env_problem(agents["claude-code"], {"HOME": home}).endswith(
+        f"(set one of ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN, ANTHROPIC_AUTH_TOKEN, "
+        f"CLAUDE_CODE_USE_BEDROCK, CLAUDE_CODE_USE_VERTEX, or log in with claude "
+        f"(no {home}/.claude/.credentials.json))")
+    assert "log in" not in env_problem(agents["claude-code"], {})  # no HOME, no file to name
+    assert "log in" not in env_problem(agents["aider"], {"HOME": home})  # aider has none
+    (tmp_path / ".claude" / ".credentials.json").mkdir(parents=True)  # a folder is no login
+    assert env_problem(agents["claude-code"], {"HOME": home}) is not None
+    (tmp_path / ".gemini").mkdir()
+    (tmp_path / ".gemini" / "oauth_creds.json").write_text("{}")
+    assert env_problem(agents["gemini"], {"HOME": home}) is None
+    codex_home = tmp_path / "codex-home"
+    codex_home.mkdir()
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / ".codex" / "auth.json").write_text("{}")  # moved away by CODEX_HOME: not read
+    moved = {"HOME": home, "CODEX_HOME": str(codex_home)}
+    assert f"(no {codex_home}/auth.json)" in env_problem(agents["codex"], moved)
+    (codex_home / "auth.json").write_text("{}")
+    assert env_problem(agents["codex"], moved) is None
+    assert env_problem(agents["codex"], {"HOME": home}) is None

@@ -172,7 +172,8 @@ def test_hang_still_gives_claude_usage_so_far(tmp_path):
         [str(FAKE_BIN / "claude"), "-p", "--output-format", "stream-json", "--verbose",
          "--permission-mode", "bypassPermissions", "--", "x"],
         cwd=tmp_path, env={**os.environ, "FAKE_AGENT_MODE": "hang", "FAKE_AGENT_PYTHON":
-                           sys.executable, "FAKE_AGENT_HANG_SECONDS": "0"},
+                           sys.executable, "FAKE_AGENT_HANG_SECONDS": "0",
+                           "ANTHROPIC_API_KEY": "sk-test-key"},
         capture_output=True, text=True, timeout=60, check=False).stdout
     report = preset.parse(partial, None, {})
     assert (report.input_tokens, report.output_tokens, report.cost_usd) == (4512, 80, None)

@@ -21,6 +21,8 @@ class Codex(Preset):
     name = "codex"
     program = "codex"
     key_env = ("OPENAI_API_KEY", "CODEX_API_KEY")
+    login_file = (".codex", "auth.json")
+    login_folder_env = "CODEX_HOME"
     pass_env = ("OPENAI_BASE_URL", "OPENAI_ORGANIZATION", "OPENAI_PROJECT", "CODEX_HOME",
                 *PROXY_ENV)
 

@@ -47,6 +47,7 @@ exclude each other. Every error is one line naming the file and the field path, 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -162,10 +163,15 @@ def env_problem(agent: AgentConfig, environ: Mapping[str, str]) -> str | None:
         if not environ.get(name):
             return f"agent {agent.name}: environment variable {name} is not set (listed in its env)"
     if agent.preset:
-        keys = PRESETS[agent.preset].key_env
-        if not any(environ.get(name) for name in keys):
-            return (f"agent {agent.name} ({agent.preset}): none of its key variables is set "
-                    f"(set one of {', '.join(keys)})")
+        preset = PRESETS[agent.preset]
+        if any(environ.get(name) for name in preset.key_env):
+            return None
+        login = preset.login_path(environ)
+        if login is not None and os.path.isfile(login):
+            return None  # the tool's own login file: the agent sees HOME, so it can read it
+        logged_in = f", or log in with {preset.program} (no {login})" if login else ""
+        return (f"agent {agent.name} ({agent.preset}): none of its key variables is set "
+                f"(set one of {', '.join(preset.key_env)}{logged_in})")
     return None
 
 

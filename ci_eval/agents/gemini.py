@@ -40,6 +40,7 @@ class Gemini(Preset):
     program = "gemini"
     key_env = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI",
                "GOOGLE_APPLICATION_CREDENTIALS")
+    login_file = (".gemini", "oauth_creds.json")
     pass_env = ("GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GEMINI_BASE_URL",
                 "GEMINI_MODEL", *PROXY_ENV)
     fixed_env = MappingProxyType({"GEMINI_CLI_TRUST_WORKSPACE": "true"})

@@ -34,6 +34,7 @@ event, a documented exit code), never from model text.
 from __future__ import annotations
 
 import math
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -131,6 +132,21 @@ class Preset(ABC):
     key_env: ClassVar[tuple[str, ...]]  # credentials: at least one must be set
     pass_env: ClassVar[tuple[str, ...]] = ()  # optional settings let through (base URLs, ...)
     fixed_env: ClassVar[Mapping[str, str]] = {}  # always set, whatever the environment says
+    # A file-based login (`claude login`, ...), which stands in for a key variable: (folder
+    # under HOME, file in it), the folder moved by login_folder_env when that is set.
+    login_file: ClassVar[tuple[str, str] | None] = None
+    login_folder_env: ClassVar[str | None] = None
+
+    def login_path(self, environ: Mapping[str, str]) -> str | None:
+        """Where the tool keeps a file-based login in this environment, or None."""
+        if self.login_file is None:
+            return None
+        folder, name = self.login_file
+        moved = environ.get(self.login_folder_env) if self.login_folder_env else None
+        if moved:
+            return os.path.join(moved, name)
+        home = environ.get("HOME")
+        return os.path.join(home, folder, name) if home else None
 
     def env(self, model: str | None) -> dict[str, str]:
         """Values to set in the tool's environment (on top of the allow-listed variables)."""

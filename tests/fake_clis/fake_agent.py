@@ -8,6 +8,7 @@ here is what the real tool would get. Environment:
 
     FAKE_AGENT_MODE     success (default) | max_turns | rate_limit | auth | malformed | hang
                         (claude also: overloaded)
+                        (claude with neither a key variable nor ~/.claude/.credentials.json: auth)
     FAKE_AGENT_FILE     file the agent writes in its working directory (default answer.txt)
     FAKE_AGENT_CONTENT  what it writes (default "42\\n")
     FAKE_AGENT_RECORD   if set: a JSON file {tool, argv, cwd, env} is written there
@@ -89,6 +90,8 @@ def usage_error(tool: str, message: str, code: int) -> int:
 # --- claude ------------------------------------------------------------------------------------
 
 CLAUDE_MODEL = "claude-sonnet-4-5-20250929"
+CLAUDE_KEYS = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN",
+               "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX")
 
 
 def claude(args: list[str]) -> int:
@@ -109,9 +112,12 @@ def claude(args: list[str]) -> int:
               "when using --print", file=sys.stderr)
         return 1
     model = value_after(args, "--model") or CLAUDE_MODEL
+    keyed = any(os.environ.get(name) for name in CLAUDE_KEYS)
+    login = Path(os.environ.get("HOME", "/nonexistent"), ".claude", ".credentials.json")
+    mode = MODE if keyed or login.is_file() else "auth"  # neither a key nor `claude login`
     init = {"type": "system", "subtype": "init", "cwd": os.getcwd(), "session_id": SESSION,
             "tools": ["Bash", "Edit", "Read", "Write"], "model": model,
-            "permissionMode": "bypassPermissions", "apiKeySource": "ANTHROPIC_API_KEY"}
+            "permissionMode": "bypassPermissions", "apiKeySource": "ANTHROPIC_API_KEY" if keyed else "none"}
 
     def assistant(n: int, content: list, fresh: int, write: int, read: int, out: int) -> dict:
         return {"type": "assistant", "session_id": SESSION, "parent_tool_use_id": None,
@@ -143,40 +149,40 @@ def claude(args: list[str]) -> int:
     tool_result = {"type": "user", "session_id": SESSION, "message": {"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "toolu_01", "content": "File created successfully"}]}}
     lines: list = [init] if fmt == "stream-json" else []
-    if MODE == "success":
+    if mode == "success":
         edit_workspace()
         lines += [assistant(1, write_call, 12, 1500, 3000, 80), tool_result,
                   assistant(2, [{"type": "text", "text": "Done."}], 4, 100, 4500, 20)]
         lines.append(result("success", False, 2, 0.0123, (16, 1600, 7500, 100), result="Done.",
                             stop_reason="end_turn"))
         code = 0
-    elif MODE == "max_turns":
+    elif mode == "max_turns":
         edit_workspace()
         lines += [assistant(1, write_call, 12, 1500, 3000, 80), tool_result]
         lines.append(result("error_max_turns", True, 3, 0.0081, (12, 1500, 3000, 80), errors=[]))
         code = 1
-    elif MODE == "rate_limit":  # anthropics/claude-code#79500: "success", is_error, exit 0
+    elif mode == "rate_limit":  # anthropics/claude-code#79500: "success", is_error, exit 0
         lines.append(result("success", True, 1, 0, (0, 0, 0, 0),
                             result="API Error: Rate limit reached", stop_reason="stop_sequence"))
         code = 0
-    elif MODE == "auth":
+    elif mode == "auth":
         lines.append(result("success", True, 1, 0, (0, 0, 0, 0),
                             result="Invalid API key · Please run /login"))
         code = 1
-    elif MODE == "overloaded":
+    elif mode == "overloaded":
         lines.append(result("error_during_execution", True, 1, 0, (0, 0, 0, 0),
                             errors=["API Error: Repeated 529 Overloaded errors"]))
         code = 1
-    elif MODE == "malformed":
+    elif mode == "malformed":
         print("Segmentation fault (core dumped)", file=sys.stderr)
         lines.append('{"type":"result","subtype":"success","is_error":false,"num_turns":2,'
                      '"total_cost_usd":0.0123,"usage":{"input_tok')
         code = 139
-    elif MODE == "hang":
+    elif mode == "hang":
         emit(*lines, assistant(1, write_call, 12, 1500, 3000, 80))
         return hang()
     else:
-        return usage_error("claude", f"fake: unknown mode {MODE}", 2)
+        return usage_error("claude", f"fake: unknown mode {mode}", 2)
     if fmt == "json":
         lines = lines[-1:]
     emit(*lines)
