@@ -169,3 +169,30 @@ def test_show_prints_a_runs_reason_usage_log_and_diff(repo_root, make_task, cli)
     assert as_json["record"]["run"] == 1 and as_json["log_tail"] == ["trying"]
     missing = cli("show", "task-001", "9", cwd=repo_root)
     assert missing.returncode == 2 and "no run 9 recorded" in missing.stderr
+
+
+def test_repo_scripts_an_argv_command_names_are_copied_beside_the_run(repo_root, make_task,
+                                                                      cli):
+    """The repo root is hidden from the agent: `[python3, agents/solve.py]` (docs/agents.md's
+    own example) runs a copy of the script; a script under tasks/ (where the answers are) is
+    never copied, and a bash script's words are not taken for paths."""
+    make_task(repo_root)
+    (repo_root / "agents").mkdir()
+    (repo_root / "agents" / "solve.py").write_text("open('answer.txt', 'w').write('42\\n')\n")
+    (repo_root / "ci-eval.yaml").write_text(
+        "agents:\n"
+        "  argv: {command: [python3, agents/solve.py, --fast]}\n"
+        "  plain: {command: python3 agents/solve.py}\n"
+        "  answers: {command: [python3, tasks/task-001-example/checks.py]}\n"
+        "  script: {command: 'python3 agents/solve.py && true'}\n")
+    statuses = {}
+    for name in ("argv", "plain", "answers", "script"):
+        ran = cli("run", "--agent", name, "-k", "1", "--out", f"out-{name}", cwd=repo_root,
+                  env=_env())
+        (line,) = (repo_root / f"out-{name}" / "task-001-example.jsonl").read_text().splitlines()
+        record = json.loads(line)
+        statuses[name] = (record["status"], ran.returncode)
+        if name in ("answers", "script"):
+            assert "can't open file" in record["reason"], record["reason"]
+    assert statuses == {"argv": ("pass", 0), "plain": ("pass", 0), "answers": ("fail", 0),
+                        "script": ("fail", 0)}  # a fail is a conclusive run: exit 0

@@ -27,7 +27,7 @@ from ci_eval.run.environment import allowed_env
 from ci_eval.run.process import Pipe, run_process
 from ci_eval.run.retry import RETRYABLE_INFRA
 from ci_eval.run.workspace import WorkspaceError, apply_output
-from ci_eval.tasks.model import Task
+from ci_eval.tasks.model import Task, archive_dir, tasks_dir
 
 USAGE_FIELDS = ("tokens", "input_tokens", "output_tokens", "cost_usd")
 USAGE_CAP_BYTES = 64 * 1024
@@ -136,24 +136,52 @@ def read_usage(path: Path) -> tuple[dict | None, str]:
     return usage, f"usage file: ignored {', '.join(ignored)}" if ignored else ""
 
 
-def resolve_command(command: tuple[str, ...], repo_root: Path, paths: RunPaths, env: dict) -> list[str]:
-    """The repo root is hidden from the agent, so a script of the repo is copied next to the run."""
+# An argument naming one of these, as a path relative to the repo root, is a script to copy.
+SCRIPT_SUFFIXES = (".py", ".sh", ".bash", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl")
+
+
+def resolve_command(command: tuple[str, ...], repo_root: Path, paths: RunPaths, env: dict, *,
+                    copy_scripts: bool = False) -> list[str]:
+    """The repo root is hidden from the agent, so the repo's files a command names are copied
+    next to the run: its program when that is a path and, with copy_scripts (argv commands, not
+    bash scripts), each argument naming a script of the repo (`python3 agents/my_agent.py`)
+    outside tasks/ and archive/, where the answers are. Each file is copied alone."""
     argv = list(command)
     program = argv[0]
     if "/" in program:
         candidate = (Path(repo_root) / program).resolve()
         if not candidate.is_file():
             raise FileNotFoundError(program)
-        if candidate.is_relative_to(Path(repo_root).resolve()):
-            copy = paths.run_dir / "agent-bin" / candidate.name
-            copy.parent.mkdir(exist_ok=True)
-            shutil.copy2(candidate, copy)
-            argv[0] = str(copy)
-        else:
-            argv[0] = str(candidate)
+        argv[0] = _copied(candidate, repo_root, paths.run_dir / "agent-bin")
     elif shutil.which(program, path=env.get("PATH")) is None:
         raise FileNotFoundError(program)
+    for index, argument in enumerate(argv[1:] if copy_scripts else (), 1):
+        script = _repo_script(argument, repo_root)
+        if script is not None:
+            argv[index] = _copied(script, repo_root, paths.run_dir / "agent-bin" / str(index))
     return argv
+
+
+def _repo_script(argument: str, repo_root: Path) -> Path | None:
+    if (argument.startswith("-") or os.path.isabs(argument)
+            or not argument.endswith(SCRIPT_SUFFIXES)):
+        return None
+    root = Path(repo_root).resolve()
+    candidate = (root / argument).resolve()
+    answers = (tasks_dir(root), archive_dir(root))
+    if (not candidate.is_file() or not candidate.is_relative_to(root)
+            or any(candidate.is_relative_to(folder) for folder in answers)):
+        return None
+    return candidate
+
+
+def _copied(path: Path, repo_root: Path, folder: Path) -> str:
+    """The path to run: a copy in folder when path is a file of the (hidden) repo."""
+    if not path.is_relative_to(Path(repo_root).resolve()):
+        return str(path)
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(path, folder / path.name)
+    return str(folder / path.name)
 
 
 SECRET_NAME_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
@@ -200,7 +228,8 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
             if shutil.which(command[0], path=env.get("PATH")) is None:
                 raise FileNotFoundError(command[0])
         else:
-            command = resolve_command(agent.command, repo_root, paths, env)
+            command = resolve_command(agent.command, repo_root, paths, env,
+                                      copy_scripts=not agent.shell)
     except FileNotFoundError as exc:
         return AgentOutcome(AgentKind.INFRA, 0.0, f"agent command not found: {exc.args[0]}",
                             retryable=False)
