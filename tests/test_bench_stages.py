@@ -1,0 +1,26 @@
+"""bench/stages.py times the real CLI: every stage was reached, and the stages it times lie
+within the run (what is left for workspace and the rest is positive)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[1] / "bench" / "stages.py"
+
+
+def test_every_stage_of_three_runs_is_timed():
+    done = subprocess.run([sys.executable, str(BENCH), "--json", "-k", "3"], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)
+    parts = ("agent_ms", "checks_ms", "diff_ms", "workspace_and_rest_ms")
+    assert figures["runs"] == 3 and all(figures[p] > 0 for p in parts), figures
+
+
+def test_fewer_than_three_runs_is_a_usage_error():
+    done = subprocess.run([sys.executable, str(BENCH), "-k", "2"], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 2 and "-k must be at least 3" in done.stderr
