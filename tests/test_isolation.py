@@ -383,7 +383,7 @@ def test_run_agent_hides_the_folders_it_is_told_to(tmp_path):
     """agents.run_agent(hide=...) with a real sandboxed agent: runner passes its results folder."""
     from ci_eval.agents.config import inline_agent
     from ci_eval.run.agent import RunPaths, run_agent
-    from ci_eval.run.runner import make_runs_base
+    from ci_eval.run.workspace import make_runs_base
     from ci_eval.run.workspace import create_workspace, remove_tree
     from ci_eval.tasks.load import load_tasks
 

@@ -188,7 +188,8 @@ def _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed) -
     from ci_eval.results.summary import summarize
     from ci_eval.run import cancellation, isolation
     from ci_eval.run.budget import RunBudget
-    from ci_eval.run.runner import RunContext, make_runs_base, run_tasks
+    from ci_eval.run.runner import RunContext, run_tasks
+    from ci_eval.run.workspace import make_runs_base
     from ci_eval.run.workspace import remove_tree
 
     iso = isolation.detect()

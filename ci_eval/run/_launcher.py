@@ -4,8 +4,9 @@ Started by ci_eval/run/launcher.py as `python -I -S -c BOOT SOCKET_FD CONFIG` (C
 ci_eval is, which modules to import up front). It takes requests on the socket, one at a time:
 
   request  {"mode": "exec" | "checks", "argv", "env", "cwd", "sandbox": [_sandbox.py options],
-           "user": bool, "net": bool, "sys_path", "checks"}, with the file descriptors [result,
-           output, status] (+ [verdict] for checks) passed alongside (SCM_RIGHTS)
+           "user": bool, "net": bool, "sys_path", "checks", "gated": bool, "held": [paths]},
+           with the file descriptors [result, output, status] (+ [verdict] for checks, + [gate]
+           when gated, + one per held path) passed alongside (SCM_RIGHTS)
   result   lines on the result pipe, written by the forked child: `pid N` once it exists (its
            process group is the command's), `exit N` when the command ended (the exit code as
            subprocess reports it: negative for a signal); `error MESSAGE` from the launcher
@@ -18,7 +19,10 @@ did, without starting a program or an interpreter:
               the namespaces and forks the grandchild, waits for it, writes how it ended and
               exits (tearing the namespaces down after the harness has its answer)
   grandchild  PID 1 of the new PID namespace, dies with the child; / private, a fresh /proc, the
-              view (`_sandbox.isolate`), no capabilities; then `exec`: exec the command; `checks`:
+              view (`_sandbox.isolate`; a held path is bound from the descriptor the harness
+              opened, not looked up again), no capabilities; gated: it waits until the harness
+              writes "g" on the gate (EOF instead: it exits, nothing run); then `exec`: exec
+              the command; `checks`:
               run checks.py right here (`_run_checks.judge`) with sys.path and the environment a
               fresh `python -I` would have, then exit. It never holds the result pipe.
 The launcher itself stays in the harness's namespaces and never runs a request's code. It reads
@@ -43,8 +47,9 @@ CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x10000000, 0x
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
 PR_SET_PDEATHSIG = 1
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
-MAX_FDS = 5
+MAX_FDS = 6
 DEATH_EXIT = 137
+GATE_CLOSED = 0  # the gate closed without a go: the run did not need these checks
 
 
 def serve(sock_fd: int, config: dict) -> None:
@@ -100,8 +105,10 @@ def _child(request: dict, fds: list[int], sock: socket.socket, launcher: int, id
     """The forked child: tells its pid, makes the namespaces, forks the command's process, waits
     for it and tells how it ended; never returns into the launcher's loop."""
     result, output, status_fd, *rest = fds
-    verdict_fd = rest[0] if rest else None
     try:
+        verdict_fd = rest.pop(0) if request.get("mode") == "checks" else None
+        gate_fd = rest.pop(0) if request.get("gated") else None
+        held = dict(zip(request.get("held", ()), rest, strict=True))
         sock.close()  # first: nothing below may ever talk to the launcher
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         _sandbox.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -113,7 +120,8 @@ def _child(request: dict, fds: list[int], sock: socket.socket, launcher: int, id
         os.dup2(null, 0)
         os.dup2(output, 1)
         os.dup2(output, 2)
-        keep = [result, status_fd, *([verdict_fd] if verdict_fd is not None else [])]
+        handed = [fd for fd in (verdict_fd, gate_fd) if fd is not None] + list(held.values())
+        keep = [result, status_fd, *handed]
         _close_all_but([0, 1, 2, *keep])
         flags = CLONE_NEWNS | CLONE_NEWPID
         flags |= CLONE_NEWUSER if request.get("user") else 0
@@ -126,12 +134,11 @@ def _child(request: dict, fds: list[int], sock: socket.socket, launcher: int, id
         pid = os.fork()
         if pid == 0:
             os.close(result)  # never the command's: it could tell an exit of its choice
-            _grandchild(request, status_fd, verdict_fd)  # never returns
+            _grandchild(request, status_fd, verdict_fd, gate_fd, held)  # never returns
         # Only the command holds its pipes now: their ends come with its end, not with this
         # process's, whose exit (tearing the namespaces down) is off the harness's path.
-        os.close(status_fd)
-        if verdict_fd is not None:
-            os.close(verdict_fd)
+        for fd in (status_fd, *handed):
+            os.close(fd)
         os.dup2(0, 1)
         os.dup2(0, 2)
         _, status = os.waitpid(pid, 0)
@@ -145,18 +152,22 @@ def _child(request: dict, fds: list[int], sock: socket.socket, launcher: int, id
         os._exit(_sandbox.SANDBOX_FAILED)
 
 
-def _grandchild(request: dict, status_fd: int, verdict_fd: int | None) -> None:
+def _grandchild(request: dict, status_fd: int, verdict_fd: int | None, gate_fd: int | None,
+                held: dict[str, int]) -> None:
     """PID 1 of the new namespaces."""
     try:
         _sandbox.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # unshare --kill-child
         _sandbox.mount(None, "/", None, MS_REC | MS_PRIVATE)
         _sandbox.mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-        os.chdir(request["cwd"])
+        if not held:  # else the cwd is looked up in the view only, where it is a held bind
+            os.chdir(request["cwd"])
         options, _ = _sandbox.parse(request["sandbox"])
-        env = {**request["env"], **_sandbox.isolate(options)}
+        env = {**request["env"], **_sandbox.isolate(options, held, cwd=request["cwd"])}
     except BaseException as exc:  # noqa: BLE001
         _sandbox.report(status_fd, _describe(exc))
         os._exit(_sandbox.SANDBOX_FAILED)
+    if gate_fd is not None and not _gate_opened(gate_fd):
+        os._exit(GATE_CLOSED)
     if request["mode"] == "checks":
         _run_checks_here(request, env, status_fd, verdict_fd)
     argv = request["argv"]
@@ -172,6 +183,18 @@ def _grandchild(request: dict, status_fd: int, verdict_fd: int | None) -> None:
         _sandbox.report(status_fd, f"cannot run {argv[0]}: {getattr(exc, 'strerror', exc)}")
         os._exit(_sandbox.SANDBOX_FAILED)
     os._exit(_sandbox.SANDBOX_FAILED)
+
+
+def _gate_opened(gate_fd: int) -> bool:
+    """Wait for the harness: "g" is go; EOF (the harness closed the gate) is not."""
+    while True:
+        try:
+            said = os.read(gate_fd, 1)
+            break
+        except InterruptedError:
+            continue
+    os.close(gate_fd)
+    return said == b"g"
 
 
 def _run_checks_here(request: dict, env: dict, status_fd: int, verdict_fd: int) -> None:

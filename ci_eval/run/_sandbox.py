@@ -32,6 +32,7 @@ and an agent that exits 125 printing "ci-eval sandbox: ..." must not pass for a 
 """
 
 import ctypes
+import errno
 import os
 import sys
 
@@ -215,6 +216,19 @@ class _Cover:
             os.close(self.fd)
 
 
+def _opened(path: str, held: int | None) -> int:
+    """An O_PATH descriptor of path; with `held`, only if path is still that folder."""
+    if held is None:
+        return os.open(path, os.O_PATH | os.O_CLOEXEC)
+    fd = os.open(path, os.O_PATH | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_DIRECTORY)
+    now, then = os.fstat(fd), os.fstat(held)
+    os.close(held)
+    if (now.st_dev, now.st_ino) != (then.st_dev, then.st_ino):
+        os.close(fd)
+        raise OSError(errno.ESTALE, f"{path} was replaced while the sandbox was built")
+    return fd
+
+
 def _bind(fd: int, path: str, writable: bool) -> None:
     if os.path.isdir(f"/proc/self/fd/{fd}"):
         os.makedirs(path, exist_ok=True)
@@ -236,12 +250,16 @@ def parse(argv: list[str]) -> tuple[dict, list[str]]:
     return options, argv[1:]
 
 
-def isolate(options: dict) -> dict:
-    """Build the view; returns environment changes for the agent (HOME, when it moved)."""
-    cwd = os.getcwd()
+def isolate(options: dict, held: dict[str, int] | None = None, cwd: str | None = None) -> dict:
+    """Build the view; returns environment changes for the agent (HOME, when it moved). A
+    `--writable` path in `held` must still be the folder of that descriptor (opened by the
+    harness before the agent could swap the path for a link; a mount cannot be bound from
+    another mount namespace's descriptor, so it is compared, not bound); `cwd`: where to be in
+    the view (default: the current folder)."""
+    cwd = cwd or os.getcwd()
     private, tmpfs, hide = options["--private"], options["--tmpfs"], options["--hide"]
     binds = [(path, os.open(path, os.O_PATH | os.O_CLOEXEC), False) for path in options["--keep"]]
-    binds += [(path, os.open(path, os.O_PATH | os.O_CLOEXEC), True)
+    binds += [(path, _opened(path, (held or {}).get(path)), True)
               for path in options["--writable"]]
     env = {}
     home = options["--home"][-1] if options["--home"] else None

@@ -265,12 +265,13 @@ CHECKS_HIDDEN_PARTS = ("solution", "negatives")  # of the task folder
 
 def checks_request(isolation: Isolation, checks_py: Path, *, task_dir: Path, workspace: Path,
                    checks_dir: Path, repo_root: Path, runs_base: Path, hide=(),
-                   home: str | None = None) -> Request | None:
+                   home: str | None = None, held: bool = False) -> Request | None:
     """checks.py inside the checks' sandbox, for the launcher: like the agent's view, plus no
     network, host sockets hidden, the task folder readable without its solution/ and
     negatives/, ci-eval's own package readable, and only the workspace and checks_dir/reports
-    writable. Every process they start dies with them (PID namespace). None: no checks sandbox
-    here (see unsandboxed_checks_argv)."""
+    writable. Every process they start dies with them (PID namespace). held: the workspace is
+    bound from a descriptor handed along, and the sandbox waits on a gate (scoring.ChecksRun).
+    None: no checks sandbox here (see unsandboxed_checks_argv)."""
     if isolation.checks_prefix is None:
         return None
     checks_dir = Path(checks_dir).resolve()
@@ -282,7 +283,8 @@ def checks_request(isolation: Isolation, checks_py: Path, *, task_dir: Path, wor
                               mask=[task_dir / part for part in CHECKS_HIDDEN_PARTS],
                               home=view.home, scratch=checks_dir / SCRATCH)
     return Request((), tuple(options), *_namespaces(isolation.checks_prefix), mode="checks",
-                   checks=str(Path(checks_py).resolve()), sys_path=checks_sys_path())
+                   checks=str(Path(checks_py).resolve()), sys_path=checks_sys_path(),
+                   gated=held, held=(str(Path(workspace).resolve()),) if held else ())
 
 
 @functools.lru_cache(maxsize=1)

@@ -57,6 +57,8 @@ class Request:
     mode: str = "exec"
     checks: str = ""
     sys_path: tuple[str, ...] = ()
+    gated: bool = False  # a gate pipe's read end follows: build the view, then wait for "g"
+    held: tuple[str, ...] = ()  # `--writable` paths bound from descriptors passed last, in order
 
 
 class Launched:
@@ -85,7 +87,10 @@ class Launched:
         line, self._buffer = self._buffer.split(b"\n", 1)
         return line.decode(errors="replace")
 
-    def _started(self) -> None:
+    def started(self) -> None:
+        """Wait until the launcher's child said its pid (or the start failed: no pid, `error`)."""
+        if self.pid is not None or self._done:
+            return
         while True:
             try:
                 line = self._line(LIVENESS_SECONDS)
@@ -134,14 +139,18 @@ class Launcher:
     def alive(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
-    def start(self, request: Request, *, env: dict, cwd: Path, fds: list[int]) -> Launched:
+    def start(self, request: Request, *, env: dict, cwd: Path, fds: list[int],
+              wait: bool = True) -> Launched:
         """Start `request` with stdout+stderr to fds[0] and fds[1:] passed along (status pipe,
-        then the verdict pipe). The caller closes its copies of fds afterwards. When the
-        launcher cannot start it, the Launched has no pid and says why in `error`."""
+        then the verdict pipe for checks, the gate's read end when gated, and one descriptor
+        per `held` path). The caller closes its copies of fds afterwards. When the
+        launcher cannot start it, the Launched has no pid and says why in `error`. wait=False:
+        return before the launcher's child said its pid; Launched.started() waits for it."""
         message = json.dumps({
             "mode": request.mode, "argv": list(request.argv), "env": env, "cwd": str(cwd),
             "sandbox": list(request.options), "user": request.user, "net": request.net,
             "checks": request.checks, "sys_path": list(request.sys_path),
+            "gated": request.gated, "held": list(request.held),
         }).encode()
         read_fd, write_fd = os.pipe()
         launched = Launched(read_fd, self)
@@ -158,7 +167,8 @@ class Launcher:
                             return launched
         finally:
             os.close(write_fd)
-        launched._started()
+        if wait:
+            launched.started()
         return launched
 
     def _running(self) -> socket.socket:

@@ -124,6 +124,22 @@ def run_process(
     With `launch` (a launcher and its request), the sandbox launcher starts the request instead
     of argv, in its own process group, tied to the harness's life by the launcher (see
     launcher.py); a launcher failure comes back as launch_error."""
+    running = start_process(argv, cwd=cwd, env=env, tail_cap=tail_cap, pipes=pipes,
+                            launch=launch)
+    if isinstance(running, ProcessResult):
+        return running
+    return running.follow(timeout, sweep_env=sweep_env)
+
+
+def start_process(argv: list[str], *, cwd: Path, env: dict, tail_cap: int = TAIL_CAP_BYTES,
+                  pipes: tuple["Pipe", ...] = (),
+                  launch: tuple[Launcher, Request] | None = None,
+                  handed: tuple[int, ...] = (), deferred: bool = False) -> "Running | ProcessResult":
+    """run_process's start: the command runs and its output is read; follow() waits for it.
+    `handed` (launch only): more descriptors passed after the pipes' write ends (a gate's read
+    end, held folders), closed here once the command started. A ProcessResult: it never
+    started (launch_error). deferred (launch only): return as soon as the request is sent;
+    follow() waits for the launcher's answer (a sandbox built while the harness works on)."""
     start = time.monotonic()
     if launch is None:
         try:
@@ -144,52 +160,85 @@ def run_process(
     else:
         read_fd, write_fd = os.pipe()
         try:
-            proc = launch[0].start(launch[1], env=env, cwd=cwd,
-                                   fds=[write_fd, *(pipe.write_fd for pipe in pipes)])
+            proc = launch[0].start(launch[1], env=env, cwd=cwd, wait=not deferred,
+                                   fds=[write_fd, *(pipe.write_fd for pipe in pipes), *handed])
         finally:
-            os.close(write_fd)
+            for fd in (write_fd, *handed):
+                os.close(fd)
             for pipe in pipes:
                 pipe.close_write()
-        stream = open(read_fd, "rb", buffering=0)  # noqa: SIM115 - closed below
-        if proc.pid is None:
-            stream.close()
-            return ProcessResult(None, False, time.monotonic() - start, "", proc.error)
-    cancellation.register(proc.pid)  # Ctrl-C kills the group at once
-    tail = bytearray()
-    reader = threading.Thread(target=_keep_tail, args=(stream, tail, tail_cap), daemon=True)
-    reader.start()
-    # A timer kills the group; a blocking wait() reacts at once, where wait(timeout) polls.
-    expired = threading.Event()
+        stream = open(read_fd, "rb", buffering=0)  # noqa: SIM115 - closed by follow()
+    running = Running(proc, stream, bytearray(), tail_cap, None, start, launch is not None)
+    return running if deferred and launch is not None else running.begin()
 
-    def on_timeout() -> None:
-        expired.set()
-        kill_group(proc.pid)
 
-    timer = threading.Timer(timeout, on_timeout)
-    timer.start()
-    try:
-        proc.wait()
-    finally:
-        timer.cancel()
-        kill_group(proc.pid)
-        cancellation.unregister(proc.pid)
-        proc.wait()
-        if sweep_env:
-            kill_marked(sweep_env)
-    timed_out = expired.is_set()
-    # Children that left the group may still hold the pipe; do not wait on them forever.
-    reader.join(timeout=2)
-    if launch is not None and not reader.is_alive():
-        stream.close()
-    seconds = time.monotonic() - start
-    output = bytes(tail[-tail_cap:]).decode(errors="replace")
-    return ProcessResult(
-        exit_code=None if timed_out else proc.returncode,
-        timed_out=timed_out,
-        seconds=seconds,
-        output_tail=output,
-        launch_error="" if launch is None else proc.error,
-    )
+@dataclass
+class Running:
+    """A command start_process started, its output being read (once begun)."""
+
+    proc: object  # subprocess.Popen, or launcher.Launched
+    stream: object
+    tail: bytearray
+    tail_cap: int
+    reader: threading.Thread | None
+    started: float  # seconds are counted from here (reset it to time a later part)
+    launched: bool
+
+    def begin(self) -> "Running | ProcessResult":
+        """The command's pid known (a ProcessResult when it never started), registered for
+        Ctrl-C, its output read."""
+        if self.launched:
+            self.proc.started()
+            if self.proc.pid is None:
+                self.stream.close()
+                return ProcessResult(None, False, time.monotonic() - self.started, "",
+                                     self.proc.error)
+        cancellation.register(self.proc.pid)  # Ctrl-C kills the group at once
+        self.reader = threading.Thread(target=_keep_tail,
+                                       args=(self.stream, self.tail, self.tail_cap), daemon=True)
+        self.reader.start()
+        return self
+
+    def follow(self, timeout: float, *, sweep_env: str | None = None) -> ProcessResult:
+        """Wait for the command, `timeout` seconds from now at most (then its group is
+        killed), and for what it printed."""
+        if self.reader is None:  # deferred: not begun yet
+            begun = self.begin()
+            if isinstance(begun, ProcessResult):
+                return begun
+        proc = self.proc
+        # A timer kills the group; a blocking wait() reacts at once, where wait(timeout) polls.
+        expired = threading.Event()
+
+        def on_timeout() -> None:
+            expired.set()
+            kill_group(proc.pid)
+
+        timer = threading.Timer(timeout, on_timeout)
+        timer.start()
+        try:
+            proc.wait()
+        finally:
+            timer.cancel()
+            kill_group(proc.pid)
+            cancellation.unregister(proc.pid)
+            proc.wait()
+            if sweep_env:
+                kill_marked(sweep_env)
+        timed_out = expired.is_set()
+        # Children that left the group may still hold the pipe; do not wait on them forever.
+        self.reader.join(timeout=2)
+        if self.launched and not self.reader.is_alive():
+            self.stream.close()
+        seconds = time.monotonic() - self.started
+        output = bytes(self.tail[-self.tail_cap:]).decode(errors="replace")
+        return ProcessResult(
+            exit_code=None if timed_out else proc.returncode,
+            timed_out=timed_out,
+            seconds=seconds,
+            output_tail=output,
+            launch_error=proc.error if self.launched else "",
+        )
 
 
 class Pipe:

@@ -35,10 +35,10 @@ from ci_eval.run.agent import AgentKind, RunPaths, run_agent
 from ci_eval.run.budget import RunBudget
 from ci_eval.run.diff import workspace_diff
 from ci_eval.run.grade import with_rubric
-from ci_eval.run.isolation import TEMP_PREFIX, Isolation
+from ci_eval.run.isolation import Isolation
 from ci_eval.run.resume import read_recorded
 from ci_eval.run.retry import BACKOFF_BASE_SECONDS, backoff_delay
-from ci_eval.run.scoring import CheckKind, CheckOutcome, run_checks
+from ci_eval.run.scoring import CheckKind, CheckOutcome, ChecksRun, run_checks
 from ci_eval.run.workspace import WorkspaceError, WorkspaceFactory, remove_tree
 from ci_eval.tasks.model import Task
 
@@ -90,6 +90,7 @@ def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> Attem
     run_dir = Path(tempfile.mkdtemp(prefix=f"{task.id}-r{run_no}-a{attempt}-", dir=ctx.runs_base))
     paths = RunPaths(run_dir=run_dir, workspace=run_dir / "workspace")
     started = time.monotonic()
+    prepared = None
     record = {"task": task.id, "run": run_no, "attempt": attempt, "agent": ctx.agent.identity,
               "prompt_hash": task.prompt_hash, "isolation": ctx.isolation.label,
               "tokens": None, "input_tokens": None, "output_tokens": None, "cost_usd": None,
@@ -105,6 +106,7 @@ def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> Attem
             return Attempt(_finish(record, "error", f"workspace setup failed: {exc}", started),
                            retryable=True)
         timeout = ctx.timeout_override or ctx.agent.timeout_seconds or task.agent_timeout
+        prepared = _prepare_checks(task, paths, ctx)
         outcome = run_agent(ctx.agent, task, run_no, paths, repo_root=ctx.repo_root,
                             runs_base=ctx.runs_base, timeout=timeout, isolation=ctx.isolation,
                             hide=(ctx.out_dir,), pricing=ctx.pricing)
@@ -132,12 +134,14 @@ def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> Attem
         notes = [outcome.reason, *diff.notes]
         if outcome.kind is AgentKind.TIMEOUT:
             return done("timeout", _joined(notes))
-        checks = _checks_with_retries(task, paths, ctx)
+        checks = _checks_with_retries(task, paths, ctx, prepared)
         cancellation.raise_if_cancelled()
         record["checks_seconds"] = round(checks.seconds, 3)
         status, reason = with_rubric(task, checks, diff, record)
         return done(status, _joined([*notes, reason]), checks.retryable)
     finally:
+        if prepared is not None:
+            prepared.abort()  # the run ended before its checks: nothing is run
         if not ctx.keep:
             for path in paths.all_paths():
                 try:
@@ -146,19 +150,52 @@ def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> Attem
                     remove_tree(path)
 
 
-def _checks_with_retries(task: Task, paths: RunPaths, ctx: RunContext) -> CheckOutcome:
+def _prepare_checks(task: Task, paths: RunPaths, ctx: RunContext) -> ChecksRun | None:
+    """The checks' sandbox, built while the agent runs, when both are sandboxed (the agent, in
+    its own PID namespace, cannot see the waiting process). Bound to the workspace folder by a
+    descriptor opened now, before the agent could swap the path for a link."""
+    if not (ctx.isolation.agent_prefix and ctx.isolation.checks_prefix):
+        return None
+    held = os.open(paths.workspace, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        return ChecksRun(task, paths.workspace, ctx.isolation, ctx.checks_env,
+                         checks_dir=paths.checks_dir, runs_base=ctx.runs_base,
+                         hide=(ctx.out_dir,), held=held)
+    finally:
+        os.close(held)
+
+
+def _checks_with_retries(task: Task, paths: RunPaths, ctx: RunContext,
+                         prepared: ChecksRun | None = None) -> CheckOutcome:
     """The checks, tried again (not the agent: its workspace is intact) while the harness could
-    not run them for a reason that may pass."""
+    not run them for a reason that may pass. A `prepared` sandbox is the first try; when it
+    could not judge (the agent swapped its folder while it was built, say), the checks are
+    built again after the agent, as the same try: what an agent does cannot turn its fail into
+    an error."""
     for attempt in range(1, ctx.max_attempts + 1):
-        checks_dir = paths.checks_dir if attempt == 1 else Path(f"{paths.checks_dir}-{attempt}")
-        checks = run_checks(task, paths.workspace, ctx.isolation, ctx.checks_env,
-                            checks_dir=checks_dir, runs_base=ctx.runs_base, hide=(ctx.out_dir,))
-        if attempt > 1 and not ctx.keep:
-            ctx.cleaner.submit(remove_tree, checks_dir)
+        if attempt == 1 and prepared is not None:
+            checks = prepared.outcome()
+            if checks.kind is CheckKind.INFRA:
+                checks = _checks_in(Path(f"{paths.checks_dir}-again"), task, paths, ctx)
+        else:
+            checks_dir = paths.checks_dir if attempt == 1 else Path(f"{paths.checks_dir}-{attempt}")
+            checks = _checks_in(checks_dir, task, paths, ctx, keep_dir=attempt == 1)
         if not (checks.kind is CheckKind.INFRA and checks.retryable):
             return checks
         cancellation.raise_if_cancelled()
     return checks
+
+
+def _checks_in(checks_dir: Path, task: Task, paths: RunPaths, ctx: RunContext, *,
+               keep_dir: bool = False) -> CheckOutcome:
+    """run_checks with checks_dir; the folder is removed after, unless keep_dir (the run's own
+    checks_dir: removed with the run) or --keep."""
+    try:
+        return run_checks(task, paths.workspace, ctx.isolation, ctx.checks_env,
+                          checks_dir=checks_dir, runs_base=ctx.runs_base, hide=(ctx.out_dir,))
+    finally:
+        if not (keep_dir or ctx.keep):
+            ctx.cleaner.submit(remove_tree, checks_dir)
 
 
 def _folder_identity(path: Path) -> tuple[int, int, bool]:
@@ -352,38 +389,3 @@ def _wind_down(pool: ThreadPoolExecutor, futures: dict, collect) -> None:
         # a future cancelled while queued never counts as done for wait(): take it here
         for future in done | {f for f in futures if f.done()}:
             collect(future)
-
-
-RUNS_PREFIX = TEMP_PREFIX + "run-"
-
-
-KEPT_MARKER = "KEPT"  # a runs folder kept with --keep: the next invocation leaves it alone
-
-
-def make_runs_base(*, keep: bool = False) -> Path:
-    """This invocation's folder of run folders, named after its pid so that what a killed
-    invocation left behind can be told apart and removed by the next one (unless --keep kept
-    it: those stay until their owner removes them)."""
-    remove_stale_runs_bases()
-    base = Path(tempfile.mkdtemp(prefix=f"{RUNS_PREFIX}{os.getpid()}-")).resolve()
-    if keep:
-        (base / KEPT_MARKER).write_text("kept by ci-eval run --keep; remove when done\n")
-    return base
-
-
-def remove_stale_runs_bases() -> None:
-    for path in Path(tempfile.gettempdir()).glob(RUNS_PREFIX + "*"):
-        pid = path.name[len(RUNS_PREFIX):].split("-", 1)[0]
-        if (pid.isdigit() and not _process_exists(int(pid))
-                and not (path / KEPT_MARKER).exists()):
-            remove_tree(path)
-
-
-def _process_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -22,6 +22,7 @@ from __future__ import annotations
 import enum
 import os
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from ci_eval.run import isolation as isolation_mod
 from ci_eval.run import launcher
 from ci_eval.run.environment import CHECKS_TZ, allowed_env, clean_path, python_bin_dir
 from ci_eval.run.preflight import missing_requirements
-from ci_eval.run.process import Pipe, run_process
+from ci_eval.run.process import Pipe, ProcessResult, start_process
 from ci_eval.run.pytest_report import ReportError, read_report
 from ci_eval.tasks.model import Task
 
@@ -98,35 +99,111 @@ def run_checks(task: Task, workspace: Path, isolation: isolation_mod.Isolation,
                hide: tuple[Path, ...] = ()) -> CheckOutcome:
     """Score `workspace` (inside runs_base). `checks_dir` (reports, overlays) must not exist: it
     is made here, outside anything the agent could write."""
-    workspace = Path(workspace)
-    checks_dir = Path(checks_dir)
-    checks_dir.mkdir()
-    reports = checks_dir / REPORTS
-    reports.mkdir()
-    env = checks_env(task, workspace, reports, extra_env)
-    missing = missing_requirements(task, env["PATH"])
-    if missing:  # preflight stops `run` before this; verify and tests get here
-        return CheckOutcome(CheckKind.INFRA,
-                            f"requires not met: command not found: {', '.join(missing)}", 0.0)
-    with Pipe(cap=16) as verdict, Pipe() as status:
+    return ChecksRun(task, workspace, isolation, extra_env, checks_dir=checks_dir,
+                     runs_base=runs_base, hide=hide).outcome()
+
+
+class ChecksRun:
+    """run_checks in two steps, so that the checks' sandbox can be built while the agent runs:
+
+        prepared = ChecksRun(..., held=fd)   # fd: O_PATH of the workspace, opened before the agent
+        ... the agent runs ...
+        prepared.outcome()                   # go: checks.py runs now, its timeout from now
+        prepared.abort()                     # or: it ends with nothing run (safe to call twice)
+
+    held: the sandbox is built at once and waits on a gate for outcome(), binding the workspace
+    from that descriptor (the agent, running meanwhile, cannot have it bind another folder by
+    swapping the path for a link). Without it, checks.py starts right away, as run_checks does.
+    Needs both sandboxes when held (isolation.checks_prefix): the launcher's view, and an agent
+    in its own PID namespace that cannot see or signal the waiting process."""
+
+    def __init__(self, task: Task, workspace: Path, isolation: isolation_mod.Isolation,
+                 extra_env: tuple[str, ...] = (), *, checks_dir: Path, runs_base: Path,
+                 hide: tuple[Path, ...] = (), held: int | None = None):
+        self.task, self.checks_dir = task, Path(checks_dir)
+        self.checks_dir.mkdir()
+        self.reports = self.checks_dir / REPORTS
+        self.reports.mkdir()
+        self.gate: int | None = None
+        self.running = self.early = None
+        env = checks_env(task, Path(workspace), self.reports, extra_env)
+        missing = missing_requirements(task, env["PATH"])
+        if missing:  # preflight stops `run` before this; verify and tests get here
+            self.early = CheckOutcome(CheckKind.INFRA, "requires not met: command not found: "
+                                      f"{', '.join(missing)}", 0.0)
+            return
+        self.verdict, self.status = Pipe(cap=16), Pipe()
         request = isolation_mod.checks_request(
-            isolation, task.checks_path, task_dir=task.path, workspace=workspace,
-            checks_dir=checks_dir, repo_root=task.path.resolve().parents[1], runs_base=runs_base,
-            hide=hide, home=env.get("HOME"))
-        argv = isolation_mod.unsandboxed_checks_argv(isolation, [
-            sys.executable, "-I", "-S", str(RUN_CHECKS), str(verdict.write_fd),
-            str(task.checks_path.resolve()), *isolation_mod.checks_sys_path()])
+            isolation, task.checks_path, task_dir=task.path, workspace=Path(workspace),
+            checks_dir=self.checks_dir, repo_root=task.path.resolve().parents[1],
+            runs_base=runs_base, hide=hide, home=env.get("HOME"), held=held is not None)
+        cwd = Path(workspace).resolve()
+        handed: tuple[int, ...] = ()
+        if request is not None and request.gated:
+            gate_read, self.gate = os.pipe()
+            handed = (gate_read, os.dup(held))
+        if request is None:
+            argv = isolation_mod.unsandboxed_checks_argv(isolation, [
+                sys.executable, "-I", "-S", str(RUN_CHECKS), str(self.verdict.write_fd),
+                str(task.checks_path.resolve()), *isolation_mod.checks_sys_path()])
+            self.running = start_process(argv, cwd=cwd, env=env, pipes=(self.verdict,))
+        else:  # status first, then verdict: the order the launcher hands them on
+            self.running = start_process([], cwd=cwd, env=env,
+                                         pipes=(self.status, self.verdict),
+                                         launch=(launcher.CHECKS, request), handed=handed,
+                                         deferred=bool(handed))
+
+    def outcome(self) -> CheckOutcome:
+        if self.early is not None:
+            return self.early
         try:
-            if request is None:
-                result = run_process(argv, cwd=workspace, env=env, timeout=task.checks_timeout,
-                                     pipes=(verdict,))
-            else:  # status first, then verdict: the order the launcher hands them on
-                result = run_process([], cwd=workspace, env=env, timeout=task.checks_timeout,
-                                     pipes=(status, verdict),
-                                     launch=(launcher.CHECKS, request))
+            if self.gate is not None:
+                _open(self.gate)
+                self.gate = None
+            if isinstance(self.running, ProcessResult):
+                result = self.running  # the launcher could not start it
+            else:
+                self.running.started = time.monotonic()
+                result = self.running.follow(self.task.checks_timeout)
+            said, failure = self.verdict.read(), self.status.read() or result.launch_error
         finally:
-            isolation_mod.release_scratch(checks_dir)
-        said, sandbox_failure = verdict.read(), status.read() or result.launch_error
+            self._close()
+        return _judged(self.task, self.reports, result, said, failure)
+
+    def abort(self) -> None:
+        """End the waiting sandbox with nothing run: the run needs no checks."""
+        if self.early is not None or self.running is None:
+            return
+        try:
+            if self.gate is not None:
+                os.close(self.gate)  # EOF: the waiting process exits
+                self.gate = None
+            if not isinstance(self.running, ProcessResult):
+                self.running.follow(10)
+        finally:
+            self._close()
+
+    def _close(self) -> None:
+        if self.running is None:
+            return
+        self.running = None
+        self.verdict.__exit__()
+        self.status.__exit__()
+        isolation_mod.release_scratch(self.checks_dir)
+
+
+def _open(gate: int) -> None:
+    try:
+        os.write(gate, b"g")
+    except OSError:
+        pass  # the waiting process is gone: follow() tells how it ended
+    finally:
+        os.close(gate)
+
+
+def _judged(task: Task, reports: Path, result: ProcessResult, said: str,
+            sandbox_failure: str) -> CheckOutcome:
+    """The outcome of a checks process that ended as `result`, having said `said`."""
     if sandbox_failure:
         return CheckOutcome(CheckKind.INFRA, f"checks sandbox: {sandbox_failure}", result.seconds,
                             retryable=True)

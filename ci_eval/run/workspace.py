@@ -20,10 +20,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 import threading
 from pathlib import Path
 
 from ci_eval.run.gitdir import git_files, write_git
+from ci_eval.run.isolation import TEMP_PREFIX
 from ci_eval.tasks.model import PATCH_SUFFIXES
 
 SETUP_TIMEOUT = 120
@@ -288,3 +290,38 @@ def _inode(dir_fd: int, name: str) -> int:
         return os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_ino
     except OSError:
         return -1
+
+
+RUNS_PREFIX = TEMP_PREFIX + "run-"
+
+
+KEPT_MARKER = "KEPT"  # a runs folder kept with --keep: the next invocation leaves it alone
+
+
+def make_runs_base(*, keep: bool = False) -> Path:
+    """This invocation's folder of run folders, named after its pid so that what a killed
+    invocation left behind can be told apart and removed by the next one (unless --keep kept
+    it: those stay until their owner removes them)."""
+    remove_stale_runs_bases()
+    base = Path(tempfile.mkdtemp(prefix=f"{RUNS_PREFIX}{os.getpid()}-")).resolve()
+    if keep:
+        (base / KEPT_MARKER).write_text("kept by ci-eval run --keep; remove when done\n")
+    return base
+
+
+def remove_stale_runs_bases() -> None:
+    for path in Path(tempfile.gettempdir()).glob(RUNS_PREFIX + "*"):
+        pid = path.name[len(RUNS_PREFIX):].split("-", 1)[0]
+        if (pid.isdigit() and not _process_exists(int(pid))
+                and not (path / KEPT_MARKER).exists()):
+            remove_tree(path)
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
