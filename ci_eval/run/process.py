@@ -267,6 +267,9 @@ class Pipe:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
         self.close_write()
         os.close(self.read_fd)
 

@@ -111,11 +111,12 @@ class ChecksRun:
         prepared.outcome()                   # go: checks.py runs now, its timeout from now
         prepared.abort()                     # or: it ends with nothing run (safe to call twice)
 
-    held: the sandbox is built at once and waits on a gate for outcome(), binding the workspace
-    from that descriptor (the agent, running meanwhile, cannot have it bind another folder by
-    swapping the path for a link). Without it, checks.py starts right away, as run_checks does.
-    Needs both sandboxes when held (isolation.checks_prefix): the launcher's view, and an agent
-    in its own PID namespace that cannot see or signal the waiting process."""
+    held: the sandbox is built at once and waits on a gate for outcome(); it binds the workspace
+    only if the path is still the folder of that descriptor (the agent, running meanwhile,
+    could swap it for a link or another folder and back), else it fails as a sandbox failure.
+    Without it, checks.py starts right away, as run_checks does. Prepared checks need both
+    sandboxes: the launcher's view, and an agent in its own PID namespace that cannot see or
+    signal the waiting process (held is ignored without a checks sandbox)."""
 
     def __init__(self, task: Task, workspace: Path, isolation: isolation_mod.Isolation,
                  extra_env: tuple[str, ...] = (), *, checks_dir: Path, runs_base: Path,
@@ -187,8 +188,8 @@ class ChecksRun:
         if self.running is None:
             return
         self.running = None
-        self.verdict.__exit__()
-        self.status.__exit__()
+        self.verdict.close()
+        self.status.close()
         isolation_mod.release_scratch(self.checks_dir)
 
 
