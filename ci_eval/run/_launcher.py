@@ -19,8 +19,9 @@ did, without starting a program or an interpreter:
               the namespaces and forks the grandchild, waits for it, writes how it ended and
               exits (tearing the namespaces down after the harness has its answer)
   grandchild  PID 1 of the new PID namespace, dies with the child; / private, a fresh /proc, the
-              view (`_sandbox.isolate`; a held path is bound from the descriptor the harness
-              opened, not looked up again), no capabilities; gated: it waits until the harness
+              view (`_sandbox.isolate`; a held path is bound only while it is still the
+              folder of the descriptor the harness opened), no capabilities; gated: it waits
+              until the harness
               writes "g" on the gate (EOF instead: it exits, nothing run); then `exec`: exec
               the command; `checks`:
               run checks.py right here (`_run_checks.judge`) with sys.path and the environment a
@@ -159,7 +160,7 @@ def _grandchild(request: dict, status_fd: int, verdict_fd: int | None, gate_fd: 
         _sandbox.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # unshare --kill-child
         _sandbox.mount(None, "/", None, MS_REC | MS_PRIVATE)
         _sandbox.mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-        if not held:  # else the cwd is looked up in the view only, where it is a held bind
+        if not held:  # else the cwd is entered in the view only, where it is the held folder
             os.chdir(request["cwd"])
         options, _ = _sandbox.parse(request["sandbox"])
         env = {**request["env"], **_sandbox.isolate(options, held, cwd=request["cwd"])}
