@@ -270,7 +270,8 @@ def checks_request(isolation: Isolation, checks_py: Path, *, task_dir: Path, wor
     network, host sockets hidden, the task folder readable without its solution/ and
     negatives/, ci-eval's own package readable, and only the workspace and checks_dir/reports
     writable. Every process they start dies with them (PID namespace). held: the workspace is
-    bound from a descriptor handed along, and the sandbox waits on a gate (scoring.ChecksRun).
+    bound only if it is still the folder of a descriptor handed along, and the sandbox waits
+    on a gate (scoring.ChecksRun).
     None: no checks sandbox here (see unsandboxed_checks_argv)."""
     if isolation.checks_prefix is None:
         return None
