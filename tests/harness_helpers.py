@@ -35,6 +35,17 @@ def write_task(root: Path, name: str = "task-001-greet", *, checks: str = PASSIN
     return task
 
 
+def task_with_workspace(root: Path, checks: str):
+    """A loaded task under root/repo and a fresh workspace for it in root/runs:
+    (task, workspace, the runs folder)."""
+    from ci_eval.run.workspace import create_workspace
+    from ci_eval.tasks.load import load_task
+
+    task = load_task(write_task(root / "repo", checks=checks).resolve())
+    runs = root / "runs"
+    return task, create_workspace(task.repo_state, runs / "run" / "workspace"), runs
+
+
 def _write(path: Path, text: str | bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(text) if isinstance(text, bytes) else path.write_text(text)

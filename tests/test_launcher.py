@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from harness_helpers import write_task
+from harness_helpers import task_with_workspace
 
 from ci_eval.run import isolation, launcher
 from ci_eval.run.process import Pipe, run_process
@@ -103,8 +103,6 @@ def test_checks_run_in_the_forked_process_as_python_I_would_run_them(tmp_path, m
     """sys.path (no workspace, the checks' folder first), the checks' environment only, no
     capabilities, a command line that names the checks, and __main__ as python makes it."""
     from ci_eval.run.scoring import run_checks
-    from ci_eval.run.workspace import create_workspace
-    from ci_eval.tasks.load import load_task
 
     checks = ("import json, os, sys, __main__\n"
               "caps = [l.split()[1] for l in open('/proc/self/status') if l.startswith('CapEff')]\n"
@@ -114,10 +112,8 @@ def test_checks_run_in_the_forked_process_as_python_I_would_run_them(tmp_path, m
               "open('seen.json', 'w').write(json.dumps(seen))\n"
               "import ci_eval.checks\n"
               "sys.exit(0)\n")
-    task_dir = write_task(tmp_path / "repo", checks=checks).resolve()
-    task = load_task(task_dir)
-    runs = tmp_path / "runs"
-    workspace = create_workspace(task.repo_state, runs / "run" / "workspace")
+    task, workspace, runs = task_with_workspace(tmp_path, checks)
+    task_dir = task.path
     monkeypatch.setenv("CI_EVAL_TEST_CANARY", "harness-secret")
     outcome = run_checks(task, workspace, isolation.detect(), checks_dir=runs / "run.checks",
                          runs_base=runs)
@@ -177,17 +173,13 @@ def test_checks_get_exit_and_quit_and_the_same_path_with_and_without_the_sandbox
     """Both starts skip the site module (-S): exit() and quit() are still there, as under
     `python checks.py`, and sys.path is the one the harness computed, workspace-free."""
     from ci_eval.run.scoring import run_checks
-    from ci_eval.run.workspace import create_workspace
-    from ci_eval.tasks.load import load_task
 
     checks = ("import json, sys\n"
               "open('seen.json', 'w').write(json.dumps(sys.path))\n"
               "import ci_eval.checks\n"
               "quit if False else exit(0)\n")
-    task_dir = write_task(tmp_path / "repo", checks=checks).resolve()
-    task = load_task(task_dir)
-    runs = tmp_path / "runs"
-    workspace = create_workspace(task.repo_state, runs / "run" / "workspace")
+    task, workspace, runs = task_with_workspace(tmp_path, checks)
+    task_dir = task.path
     where = isolation.detect() if sandboxed else isolation.Isolation(None, None, None)
     outcome = run_checks(task, workspace, where, checks_dir=runs / "run.checks", runs_base=runs)
     assert outcome.kind.value == "pass", outcome

@@ -4,6 +4,7 @@ first bad file in sorted order), the same agent check between files, as the sequ
 from __future__ import annotations
 
 import json
+import multiprocessing
 import pickle
 import subprocess
 import sys
@@ -57,6 +58,7 @@ def test_the_agent_check_between_files_comes_before_a_later_bad_file(tmp_path):
     message = _refusal(folder, 1)
     assert "results mix agents" in message and "task-004-x.jsonl:1" in message
     assert _refusal(folder, 3) == message
+    assert multiprocessing.active_children() == []  # the refusal stopped the readers
 
 
 def test_a_user_error_survives_pickling_with_its_path_and_field():

@@ -11,12 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
-from harness_helpers import cli, read_lines, write_task
+from harness_helpers import cli, read_lines, task_with_workspace, write_task
 
 from ci_eval.run import _sandbox, isolation, launcher
 from ci_eval.run.scoring import CheckKind, ChecksRun
-from ci_eval.run.workspace import create_workspace
-from ci_eval.tasks.load import load_task
 
 SANDBOXED = isolation.detect().checks_prefix is not None and \
     isolation.detect().agent_prefix is not None
@@ -27,11 +25,10 @@ GREET = ("import sys\n"
          "sys.exit(0 if open('greet.txt').read() == 'hello\\n' else 1)\n")
 
 
-def _prepared(tmp_path: Path):
-    task = load_task(write_task(tmp_path / "repo", checks=GREET).resolve())
-    runs = tmp_path / "runs"
-    workspace = create_workspace(task.repo_state, runs / "run" / "workspace")
-    held = os.open(workspace, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW)
+def _prepared(tmp_path: Path, held_folder: Path | None = None):
+    """Checks of GREET prepared over a fresh workspace, holding that folder (or held_folder)."""
+    task, workspace, runs = task_with_workspace(tmp_path, GREET)
+    held = os.open(held_folder or workspace, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
         return ChecksRun(task, workspace, isolation.detect(), checks_dir=runs / "run.checks",
                          runs_base=runs, held=held), workspace
@@ -94,6 +91,18 @@ def test_a_held_folder_swapped_for_another_or_for_a_link_is_refused(tmp_path):
         _sandbox._opened(str(real), os.dup(held))
     assert linked.value.errno in (errno.ELOOP, errno.ENOTDIR)
     os.close(held)
+
+
+def test_prepared_checks_over_a_folder_that_is_not_the_held_one_fail_as_infrastructure(tmp_path):
+    """The refusal as the runner sees it: a sandbox failure (retryable), nothing judged; the
+    runner then builds the checks again after the agent (the test below)."""
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    prepared, workspace = _prepared(tmp_path, held_folder=other)
+    outcome = prepared.outcome()
+    assert outcome.kind is CheckKind.INFRA and outcome.retryable, outcome
+    assert "was replaced while the sandbox was built" in outcome.reason, outcome.reason
+    assert not (workspace / "judged.txt").exists()
 
 
 def test_an_agent_swapping_its_workspace_while_the_checks_are_built_never_passes(tmp_path):
