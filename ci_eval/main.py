@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import math
 import os
 import sys
 from pathlib import Path
 
 from ci_eval import __version__
+from ci_eval.commands.options import ROOT_HELP
 from ci_eval.errors import EXIT_BAD_INPUT, UserError
 
 EXIT_INTERNAL = 3  # an unexpected exception (a bug): see the module docstring
@@ -73,23 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for _name, module_name in COMMANDS:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name == module_name:
-                continue  # subcommand not built yet
-            raise
-        module.add_parser(sub)
+        importlib.import_module(module_name).add_parser(sub)  # a missing module is a bug: loud
     return parser
 
 
-ROOT_HELP = ("repo root holding tasks/, baseline.json and ci-eval.yaml (default: the nearest "
-             "folder upward from here that holds tasks/ or ci-eval.yaml, like git finds its repo)")
 ROOT_MARKERS = ("ci-eval.yaml", "ci-eval.yml", ".ci-eval.yaml", ".ci-eval.yml", "tasks")
-
-
-def add_root_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--root", default=None, metavar="DIR", help=ROOT_HELP)
 
 
 def find_root(start: Path) -> Path | None:
@@ -119,94 +107,6 @@ def resolve_root(args: argparse.Namespace) -> None:
         return
     args.root = str(found)
     print(f"ci-eval: repo root {found}", file=sys.stderr)
-
-
-def add_results_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--results", default="results", metavar="DIR",
-                        help="results folder, relative to --root (default results/)")
-
-
-DEFAULT_HISTORY = ".ci-eval/history"  # = results.history.DEFAULT_HISTORY_DIR (tests/test_history.py)
-
-
-def add_history_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--history", metavar="DIR",
-                        help=f"history folder of run summaries (`ci-eval history record` or "
-                        f"`history fetch --out`), relative to --root (default {DEFAULT_HISTORY}/; "
-                        "a missing default folder is an empty history, a missing given one an "
-                        "error)")
-
-
-def history_dir(args: argparse.Namespace) -> Path:
-    return Path(args.root) / (args.history or DEFAULT_HISTORY)
-
-
-def add_pull_request_arguments(parser: argparse.ArgumentParser) -> None:
-    """Where a command that opens a pull request pushes and what the PR targets."""
-    parser.add_argument("--base", metavar="BRANCH",
-                        help="branch the PR targets (default: $GITHUB_REF_NAME, else the "
-                        "checked-out branch)")
-    parser.add_argument("--remote", metavar="URL",
-                        help="where to push (default: $GITHUB_SERVER_URL/$GITHUB_REPOSITORY.git "
-                        "in Actions, else origin)")
-    parser.add_argument("--repo", metavar="OWNER/NAME", help="default: $GITHUB_REPOSITORY")
-
-
-def add_tasks_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("tasks", nargs="*", metavar="TASK",
-                        help="task id, task-NNN or NNN (default: all)")
-
-
-def positive_int(text: str) -> int:
-    """argparse type: a whole number >= 1 (for -k, -j and the like)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
-    return value
-
-
-def positive_float(text: str) -> float:
-    """argparse type: a finite number > 0 (amounts of money)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text}")
-    return value
-
-
-MAX_RUNS_PER_TASK = 1000  # -k: beyond this a results folder is no longer a CI artefact
-MAX_JOBS = 256
-
-
-def bounded_int(maximum: int):
-    """argparse type: a whole number from 1 to `maximum`."""
-
-    def parse(text: str) -> int:
-        value = positive_int(text)
-        if value > maximum:
-            raise argparse.ArgumentTypeError(f"expected a whole number 1-{maximum}, got {value}")
-        return value
-
-    return parse
-
-
-def positive_seconds(text: str) -> float:
-    """argparse type: a finite number of seconds > 0 and at most MAX_TIMEOUT_SECONDS (24 h)."""
-    from ci_eval.tasks.model import MAX_TIMEOUT_SECONDS
-
-    expected = f"expected seconds > 0 and <= {MAX_TIMEOUT_SECONDS:g}"
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{expected}, got {text!r}") from None
-    if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT_SECONDS):
-        raise argparse.ArgumentTypeError(f"{expected}, got {text}")
-    return value
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -172,3 +172,43 @@ def test_layer_rules_are_read_from_the_doc():
     assert rules["verdict"] == {"results", "tasks", "base"}
     assert "run" not in rules["verdict"] and "github" not in rules["verdict"]
     assert re.search(r"\bcommands\b", ", ".join(rules))
+
+
+def command_imports_of_commands() -> list[str]:
+    """Command modules that import ci_eval.main or another command (options is shared)."""
+    shared = {"ci_eval.commands.options"}
+    problems = []
+    for module, path in modules():
+        if not module.startswith("ci_eval.commands.") or module in shared:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for target, names, node, _ in imports(tree, module, False):
+            imported = [f"{target}.{n}" for n in names] if target == "ci_eval.commands" else [target]
+            for name in imported:
+                if name == "ci_eval.main" or (name.startswith("ci_eval.commands.")
+                                              and name not in shared | {module}):
+                    problems.append(f"{path.relative_to(ROOT)}:{node.lineno}: imports {name}")
+    return problems
+
+
+def test_commands_import_neither_main_nor_each_other():
+    assert command_imports_of_commands() == []
+
+
+def test_the_command_rule_catches_an_import_of_main_and_of_another_command(fake_package):
+    (fake_package / "commands" / "a.py").write_text("from ci_eval.main import positive_int\n")
+    (fake_package / "commands" / "b.py").write_text("def run():\n    from ci_eval.commands.a import x\n")
+    (fake_package / "commands" / "c.py").write_text("from ci_eval.commands import a\n")
+    (fake_package / "commands" / "options.py").write_text("X = 1\n")
+    (fake_package / "commands" / "d.py").write_text("from ci_eval.commands.options import X\n")
+    problems = command_imports_of_commands()
+    assert [p.split(":")[0] for p in problems] == [
+        "ci_eval/commands/a.py", "ci_eval/commands/b.py", "ci_eval/commands/c.py"], problems
+
+
+def test_a_missing_command_module_fails_loudly(monkeypatch):
+    from ci_eval import main
+
+    monkeypatch.setattr(main, "COMMANDS", [*main.COMMANDS, ("gone", "ci_eval.commands.gone")])
+    with pytest.raises(ModuleNotFoundError):
+        main.build_parser()

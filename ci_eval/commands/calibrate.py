@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.main import add_root_argument
+from ci_eval.commands.options import add_baseline_argument, add_json_argument, add_root_argument
 
 
 def add_parser(subparsers) -> None:
@@ -18,9 +18,8 @@ def add_parser(subparsers) -> None:
         "(they are warnings), 2 on bad input.",
     )
     add_root_argument(parser)
-    parser.add_argument("--baseline", metavar="FILE",
-                        help="baseline file, relative to --root (default baseline.json)")
-    parser.add_argument("--json", action="store_true", help="print JSON")
+    add_baseline_argument(parser)
+    add_json_argument(parser, "print JSON")
     parser.set_defaults(handler=run)
 
 

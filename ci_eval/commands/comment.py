@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.main import positive_int
+from ci_eval.commands.options import add_json_argument, positive_int
 
 
 def add_parser(subparsers) -> None:
@@ -28,7 +28,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--author", metavar="LOGIN",
                         help="whose comment is ours (default: the token's identity, from GET "
                         "/user, or GraphQL viewer for installation tokens)")
-    parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    add_json_argument(parser, "print the outcome as JSON")
     parser.set_defaults(handler=run)
 
 

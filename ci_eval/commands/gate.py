@@ -3,7 +3,8 @@
 The steps, in order (each a function below, so the action stays a one-line call):
   1. merge   RESULTS/shard-*/ (the downloaded `results-shard-N` artifacts) into RESULTS/merged/
              (`ci-eval merge`; with no shard folders, RESULTS itself is compared)
-  2. compare the merged results with baseline.json (`ci-eval compare`'s build_verdict)
+  2. compare the merged results with baseline.json (verdict/assemble.build_verdict, as
+             `ci-eval compare` does)
   3. publish the markdown report to $GITHUB_STEP_SUMMARY, at most 10 ::error annotations for
              the failing tasks, the step outputs (verdict, regressed, failed, comment-url),
              and the sticky PR comment on pull_request events
@@ -19,11 +20,9 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.main import add_root_argument, positive_int
+from ci_eval.commands.options import add_baseline_argument, add_root_argument, positive_int
 
-MERGED_FOLDER = "merged"
 HISTORY_FOLDER = "history"  # RESULTS/history/: the run summary of a default-branch run
-SHARD_GLOB = "shard-*"
 
 
 def add_parser(subparsers) -> None:
@@ -45,8 +44,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--results", default="results", metavar="DIR",
                         help="folder holding shard-*/ folders, or results, relative to --root "
                         "(default results/)")
-    parser.add_argument("--baseline", metavar="FILE",
-                        help="baseline file, relative to --root (default baseline.json)")
+    add_baseline_argument(parser)
     parser.add_argument("-k", type=positive_int, default=None, metavar="N",
                         help="valid runs asked of every task (default: as recorded)")
     parser.add_argument("--allow-agent-mismatch", action="store_true",
@@ -83,24 +81,6 @@ def _trends(root, history: str | None):
         return None
     summaries = load_history(folder)
     return trends(summaries) if summaries else None
-
-
-def merge_shards(results_dir):
-    """RESULTS/shard-*/ merged into RESULTS/merged/ (replacing an earlier merge); the folder to
-    compare. Without shard folders, RESULTS itself."""
-    import shutil
-
-    from ci_eval.results.merge import merge_folders, write_merged
-
-    shard_dirs = sorted(p for p in results_dir.glob(SHARD_GLOB) if p.is_dir())
-    if not shard_dirs:
-        return results_dir, 0
-    merged = merge_folders(shard_dirs)
-    out = results_dir / MERGED_FOLDER
-    if out.is_dir():
-        shutil.rmtree(out)
-    write_merged(merged, out)
-    return out, len(shard_dirs)
 
 
 def failure_messages(verdict) -> list[str]:
@@ -156,10 +136,11 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from ci_eval.commands.compare import build_verdict
     from ci_eval.github import actions, context
     from ci_eval.github.comment import Posted, post_or_fall_back
     from ci_eval.render.compare import render_markdown, render_table, verdict_line
+    from ci_eval.results.merge import merge_shard_folders
+    from ci_eval.verdict.assemble import build_verdict
 
     ctx = context.from_env()
     skip = context.no_secrets_reason(ctx)
@@ -170,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     root = Path(args.root)
-    compared, shards = merge_shards(root / args.results)
+    compared, shards = merge_shard_folders(root / args.results)
     if shards:
         print(f"ci-eval: merged {shards} shard folder(s) into {compared}", file=sys.stderr)
     verdict = build_verdict(root, compared, args.baseline, k=args.k,

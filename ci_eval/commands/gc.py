@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.main import add_history_argument, add_root_argument, history_dir
+from ci_eval.commands.options import (
+    add_baseline_argument,
+    add_history_argument,
+    add_json_argument,
+    add_root_argument,
+    history_dir,
+)
 
 
 def add_parser(subparsers) -> None:
@@ -22,11 +28,10 @@ def add_parser(subparsers) -> None:
     )
     add_root_argument(parser)
     add_history_argument(parser)
-    parser.add_argument("--baseline", metavar="FILE",
-                        help="baseline file, relative to --root (default baseline.json)")
+    add_baseline_argument(parser)
     parser.add_argument("--today", metavar="YYYY-MM-DD", help="today's date (default: UTC)")
     parser.add_argument("--dry-run", action="store_true", help="show the plan, change nothing")
-    parser.add_argument("--json", action="store_true", help="print the plan (and what was done) "
+    add_json_argument(parser, "print the plan (and what was done) "
                         "as JSON")
     parser.set_defaults(handler=run)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.main import add_root_argument
+from ci_eval.commands.options import add_json_argument, add_root_argument
 
 
 def add_parser(subparsers) -> None:
@@ -24,7 +24,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("task", metavar="TASK", help="task id, task-NNN or NNN")
     parser.add_argument("--patch", required=True, metavar="FILE",
                         help="the candidate patch (relative to the current folder)")
-    parser.add_argument("--json", action="store_true", help="print a JSON report")
+    add_json_argument(parser, "print a JSON report")
     parser.set_defaults(handler=run)
 
 

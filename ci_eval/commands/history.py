@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.main import (
+from ci_eval.commands.options import (
     add_history_argument,
+    add_json_argument,
     add_results_argument,
     add_root_argument,
     bounded_int,
@@ -40,7 +41,7 @@ def add_parser(subparsers) -> None:
     record.add_argument("--commit", metavar="SHA",
                         help="the commit evaluated (default: $GITHUB_SHA, else the root's git "
                         "HEAD, else none)")
-    record.add_argument("--json", action="store_true", help="print the written summary as JSON")
+    add_json_argument(record, "print the written summary as JSON")
     record.set_defaults(handler=run_record)
 
     show = sub.add_parser(
@@ -54,7 +55,7 @@ def add_parser(subparsers) -> None:
     add_history_argument(show)
     show.add_argument("--limit", type=positive_int, default=10, metavar="N",
                       help="runs shown per task (default 10)")
-    show.add_argument("--json", action="store_true", help="print JSON")
+    add_json_argument(show, "print JSON")
     show.set_defaults(handler=run_show)
 
     fetch = sub.add_parser(
@@ -79,7 +80,7 @@ def add_parser(subparsers) -> None:
     fetch.add_argument("--branch", metavar="BRANCH",
                        help="branch whose runs count (default: the repository's default branch)")
     fetch.add_argument("--repo", metavar="OWNER/NAME", help="default: $GITHUB_REPOSITORY")
-    fetch.add_argument("--json", action="store_true", help="print what was fetched as JSON")
+    add_json_argument(fetch, "print what was fetched as JSON")
     fetch.set_defaults(handler=run_fetch)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.main import add_root_argument
+from ci_eval.commands.options import add_json_argument, add_root_argument
 
 FORMAT_HELP = {
     "fixture-json": "task.json {id, goal, verifier {name, args}} with buggy/ and expected/",
@@ -36,7 +36,7 @@ def add_parser(subparsers) -> None:
     add_root_argument(parser)
     parser.add_argument("--today", metavar="YYYY-MM-DD",
                         help="the imported tasks' created date (default: today, UTC)")
-    parser.add_argument("--json", action="store_true", help="print a JSON report")
+    add_json_argument(parser, "print a JSON report")
     parser.set_defaults(handler=run)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.main import add_root_argument, add_tasks_argument
+from ci_eval.commands.options import add_json_argument, add_root_argument, add_tasks_argument
 
 
 def add_parser(subparsers) -> None:
@@ -15,7 +15,7 @@ def add_parser(subparsers) -> None:
         "a task with a bad folder name or metadata.json is an error (exit 2).",
     )
     add_root_argument(parser)
-    parser.add_argument("--json", action="store_true", help="print a JSON list of objects")
+    add_json_argument(parser, "print a JSON list of objects")
     add_tasks_argument(parser)
     parser.set_defaults(handler=run)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ci_eval.commands.options import add_json_argument
+
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -19,7 +21,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--out", required=True, metavar="DIR",
                         help="folder to create with the merged results (must not exist or be "
                         "empty)")
-    parser.add_argument("--json", action="store_true", help="print what was merged as JSON")
+    add_json_argument(parser, "print what was merged as JSON")
     parser.set_defaults(handler=run)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.main import add_root_argument
+from ci_eval.commands.options import add_json_argument, add_root_argument
 
 
 def add_parser(subparsers) -> None:
@@ -30,7 +30,7 @@ def add_parser(subparsers) -> None:
                         help="list the failure logs not yet turned into tasks")
     parser.add_argument("--today", metavar="YYYY-MM-DD",
                         help="the new task's created date (default: today, UTC)")
-    parser.add_argument("--json", action="store_true", help="print JSON")
+    add_json_argument(parser, "print JSON")
     parser.set_defaults(handler=run)
 
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.main import add_root_argument, add_tasks_argument, positive_int
+from ci_eval.commands.options import (
+    add_baseline_argument,
+    add_json_argument,
+    add_root_argument,
+    add_tasks_argument,
+    positive_int,
+)
 
 
 def add_parser(subparsers) -> None:
@@ -23,62 +29,14 @@ def add_parser(subparsers) -> None:
     add_tasks_argument(parser)
     parser.add_argument("--shards", type=positive_int, required=True, metavar="N",
                         help="shards wanted (1-256; fewer when there are fewer tasks)")
-    parser.add_argument("--baseline", metavar="FILE",
-                        help="baseline with the recorded durations, relative to --root "
-                        "(default baseline.json; missing = every task counts the same)")
+    add_baseline_argument(parser, "baseline with the recorded durations, relative to --root "
+                          "(default baseline.json; missing = every task counts the same)")
     parser.add_argument("-k", type=positive_int, default=5, metavar="N",
                         help="runs per task, for the expected seconds shown (default 5)")
-    parser.add_argument("--json", action="store_true", help="print the plan as JSON")
+    add_json_argument(parser, "print the plan as JSON")
     parser.add_argument("--github-output", action="store_true",
                         help="also write matrix, shards and skip to $GITHUB_OUTPUT")
     parser.set_defaults(handler=run)
-
-
-def task_costs(tasks, root, baseline_file: str | None, runs: int) -> dict[str, float]:
-    """(expected seconds per task from the baseline's avg_wall_seconds, see
-    shards.expected_costs; how many tasks have a recorded duration)."""
-    from ci_eval.run import shards
-    from ci_eval.verdict.baseline import baseline_path, load_baseline
-
-    path = baseline_path(root, baseline_file)
-    entries = load_baseline(path).entries if path.exists() else {}
-    walls = {t.id: entries[t.id].avg_wall_seconds for t in tasks if t.id in entries}
-    known = sum(1 for w in walls.values() if w is not None)
-    return shards.expected_costs([t.id for t in tasks], walls, runs=runs), known
-
-
-def shard_selection(tasks, root, baseline_file: str | None, shard: str, *, runs: int):
-    """The tasks of `--shard I/N`, in the shard's order (what `ci-eval run --shard` runs)."""
-    from ci_eval.errors import UserError
-    from ci_eval.run import shards
-
-    index, count = shards.parse_shard(shard)
-    chosen = shards.shard_tasks(task_costs(tasks, root, baseline_file, runs)[0], index, count)
-    if not chosen:
-        raise UserError(f"shard {index}/{count} holds no tasks ({len(tasks)} task(s) over "
-                        f"{count} shards; `ci-eval plan --shards {count}` plans only "
-                        f"{shards.shard_count_for(len(tasks), count)})", field="--shard")
-    by_id = {t.id: t for t in tasks}
-    return [by_id[task_id] for task_id in chosen]
-
-
-def build_plan(tasks, root, baseline_file: str | None, requested: int, runs: int) -> dict:
-    from ci_eval.run import shards
-
-    count = shards.shard_count_for(len(tasks), requested)
-    costs, known = task_costs(tasks, root, baseline_file, runs)
-    planned = shards.assign(costs, count)
-    return {
-        "durations_known": known,
-        "shards": count,
-        "requested_shards": requested,
-        "runs": runs,
-        "skip": False,
-        "matrix": {"include": [{"shard": s.index, "of": count} for s in planned]},
-        "plan": [s.to_json() for s in planned],
-        "makespan_seconds": round(shards.makespan(planned), 1),
-        "total_seconds": round(sum(s.seconds for s in planned), 1),
-    }
 
 
 def run(args: argparse.Namespace) -> int:
@@ -90,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from ci_eval.github import actions, context
     from ci_eval.run import shards
     from ci_eval.tasks.load import load_tasks
+    from ci_eval.verdict.baseline import recorded_walls
 
     shards.check_count(args.shards)
     root = Path(args.root)
@@ -105,7 +64,9 @@ def run(args: argparse.Namespace) -> int:
     tasks = load_tasks(root, args.tasks)
     if not tasks:
         raise UserError("no tasks to plan", path=root / "tasks")
-    plan = build_plan(tasks, root, args.baseline, args.shards, args.k)
+    ids = [t.id for t in tasks]
+    plan = shards.build_plan(ids, recorded_walls(root, args.baseline, ids), args.shards,
+                             args.k)
     if args.github_output:
         actions.set_outputs({"skip": "false", "shards": str(plan["shards"]),
                              "matrix": json.dumps(plan["matrix"], separators=(",", ":"))})

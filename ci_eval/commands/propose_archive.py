@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.main import (
+from ci_eval.commands.options import (
+    add_baseline_argument,
     add_history_argument,
+    add_json_argument,
     add_pull_request_arguments,
     add_root_argument,
     history_dir,
@@ -29,13 +31,12 @@ def add_parser(subparsers) -> None:
     )
     add_root_argument(parser)
     add_history_argument(parser)
-    parser.add_argument("--baseline", metavar="FILE",
-                        help="baseline file, relative to --root (default baseline.json)")
+    add_baseline_argument(parser)
     parser.add_argument("--today", metavar="YYYY-MM-DD", help="today's date (default: UTC)")
     add_pull_request_arguments(parser)
     parser.add_argument("--dry-run", action="store_true",
                         help="print the plan and the PR body; change nothing, call no API")
-    parser.add_argument("--json", action="store_true", help="print the plan and the outcome "
+    add_json_argument(parser, "print the plan and the outcome "
                         "as JSON")
     parser.set_defaults(handler=run)
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.main import add_pull_request_arguments, add_root_argument, add_tasks_argument
+from ci_eval.commands.options import (
+    add_baseline_argument,
+    add_pull_request_arguments,
+    add_root_argument,
+    add_tasks_argument,
+    iso_date,
+    utc_today,
+)
 
 DEFAULT_BRANCH = "ci-eval/baseline-refresh"
 
@@ -26,11 +33,11 @@ def add_parser(subparsers) -> None:
     add_tasks_argument(parser)
     parser.add_argument("--results", default="results", metavar="DIR",
                         help="folder holding shard-*/ folders, or results (default results/)")
-    parser.add_argument("--baseline", metavar="FILE",
-                        help="baseline file, relative to --root (default baseline.json)")
+    add_baseline_argument(parser)
     parser.add_argument("--allow-agent-mismatch", action="store_true",
                         help="record results of another agent than the baseline's")
-    parser.add_argument("--date", metavar="YYYY-MM-DD", help="recorded date (default today)")
+    parser.add_argument("--date", type=iso_date, metavar="YYYY-MM-DD",
+                        help="recorded date (default today, UTC)")
     parser.add_argument("--branch", default=DEFAULT_BRANCH,
                         help=f"branch to push (default {DEFAULT_BRANCH})")
     add_pull_request_arguments(parser)
@@ -40,17 +47,15 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import contextlib
-    import io
     import os
     import sys
     from pathlib import Path
 
-    from ci_eval.commands import baseline as baseline_command
-    from ci_eval.commands.gate import merge_shards
     from ci_eval.github import actions, client, context, pulls
     from ci_eval.render.baseline_change import changed_tasks, render_change
+    from ci_eval.results.merge import merge_shard_folders
     from ci_eval.verdict.baseline import Baseline, baseline_path, load_baseline
+    from ci_eval.verdict.update import update_baseline
 
     root = Path(args.root).resolve()
     ctx = context.from_env()
@@ -60,21 +65,17 @@ def run(args: argparse.Namespace) -> int:
     path = baseline_path(root, args.baseline)
     before = load_baseline(path) if path.is_file() else Baseline()
 
-    compared, _shards = merge_shards(root / args.results)
-    update = argparse.Namespace(root=str(root), tasks=args.tasks, all=not args.tasks,
-                                results=os.path.relpath(compared, root), baseline=args.baseline,
-                                allow_below_threshold=False,
-                                allow_agent_mismatch=args.allow_agent_mismatch, date=args.date,
-                                k=None)
-    said = io.StringIO()
-    with contextlib.redirect_stdout(said):
-        baseline_command.run_update(update)
-    sys.stdout.write(said.getvalue())
+    compared, _shards = merge_shard_folders(root / args.results)
+    update = update_baseline(root, args.tasks, every=not args.tasks, results_dir=compared,
+                             baseline_file=args.baseline, recorded=args.date or utc_today(),
+                             allow_agent_mismatch=args.allow_agent_mismatch)
+    notes = [*update.lines, update.outcome]
+    print("\n".join(notes))
     after = load_baseline(path) if path.is_file() else Baseline()
     run_url = None
     if os.environ.get("GITHUB_RUN_ID") and repository:
         run_url = f"{ctx.server_url}/{repository}/actions/runs/{os.environ['GITHUB_RUN_ID']}"
-    body = render_change(before, after, notes=said.getvalue().splitlines(), run_url=run_url)
+    body = render_change(before, after, notes=notes, run_url=run_url)
     actions.append_summary(body)
     changed = changed_tasks(before, after)
     if not changed and before.agent == after.agent:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from ci_eval.main import add_results_argument, add_root_argument, positive_int
+from ci_eval.commands.options import (
+    add_json_format_alias,
+    add_results_argument,
+    add_root_argument,
+    positive_int,
+)
 
 
 def add_parser(subparsers) -> None:
@@ -18,8 +23,7 @@ def add_parser(subparsers) -> None:
     add_root_argument(parser)
     add_results_argument(parser)
     parser.add_argument("--format", choices=("table", "json", "junit"), default="table")
-    parser.add_argument("--json", action="store_const", const="json", dest="format",
-                        help="same as --format json")
+    add_json_format_alias(parser)
     parser.add_argument("--reasons", action="store_true",
                         help="list, per task, the distinct reasons its runs did not pass, with "
                         "counts")
@@ -39,11 +43,12 @@ def run(args) -> int:
     from ci_eval.output import emit
     from ci_eval.render import report
     from ci_eval.results import stream
+    from ci_eval.results.notices import label_notices as notices_of
     from ci_eval.results.summary import summarize_results
 
     loaded = stream.require_runs(Path(args.root) / args.results)  # streamed: no diffs held
     by_task = summarize_results(loaded, args.k)
     summaries = [by_task[task] for task in sorted(by_task)]
-    notices = report.label_notices({label for runs in loaded.values() for label in runs.isolation})
+    notices = notices_of({label for runs in loaded.values() for label in runs.isolation})
     emit(report.render(summaries, args.format, notices, reasons=args.reasons), args.output)
     return EXIT_FAILED if any(s.inconclusive for s in summaries) else EXIT_OK

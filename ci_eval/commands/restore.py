@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.main import add_root_argument
+from ci_eval.commands.options import add_baseline_argument, add_json_argument, add_root_argument
 
 
 def add_parser(subparsers) -> None:
@@ -18,11 +18,10 @@ def add_parser(subparsers) -> None:
     )
     add_root_argument(parser)
     parser.add_argument("task", metavar="TASK", help="archived task: task-NNN-name, task-NNN or NNN")
-    parser.add_argument("--baseline", metavar="FILE",
-                        help="baseline file, relative to --root (default baseline.json)")
+    add_baseline_argument(parser)
     parser.add_argument("--today", metavar="YYYY-MM-DD",
                         help="date of the log line (default: today, UTC)")
-    parser.add_argument("--json", action="store_true", help="print JSON")
+    add_json_argument(parser, "print JSON")
     parser.set_defaults(handler=run)
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from ci_eval.main import (
+from ci_eval.commands.options import (
     MAX_JOBS,
     MAX_RUNS_PER_TASK,
+    add_json_format_alias,
     add_root_argument,
     add_tasks_argument,
     bounded_int,
@@ -74,8 +75,7 @@ def add_parser(subparsers) -> None:
                         "baseline.json); confirmation runs stay in the shard that owns the task")
     parser.add_argument("--format", choices=("table", "json", "junit"), default="table",
                         help="report printed at the end (default table)")
-    parser.add_argument("--json", action="store_const", const="json", dest="format",
-                        help="same as --format json")
+    add_json_format_alias(parser)
     parser.set_defaults(handler=run)
 
 
@@ -107,9 +107,14 @@ def run(args) -> int:
         agent = resolve_agent(config, args.agent, None)
     tasks = load_tasks(root, args.tasks)
     if args.shard:
-        from ci_eval.commands.plan import shard_selection
+        from ci_eval.run.shards import select_shard
+        from ci_eval.verdict.baseline import recorded_walls
 
-        tasks = shard_selection(tasks, root, args.confirm_against, args.shard, runs=args.k)
+        ids = [t.id for t in tasks]
+        chosen = select_shard(ids, recorded_walls(root, args.confirm_against, ids), args.shard,
+                              runs=args.k)
+        by_id = {t.id: t for t in tasks}
+        tasks = [by_id[task_id] for task_id in chosen]
     if not tasks:
         raise UserError("no tasks to run", path=root / "tasks")
     _preflight(agent, tasks, root)
@@ -185,12 +190,12 @@ def _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed) -
     from ci_eval.errors import EXIT_FAILED, EXIT_OK
     from ci_eval.progress import Progress
     from ci_eval.render import report
+    from ci_eval.results.notices import isolation_notices
     from ci_eval.results.summary import summarize
     from ci_eval.run import cancellation, isolation
     from ci_eval.run.budget import RunBudget
     from ci_eval.run.runner import RunContext, run_tasks
-    from ci_eval.run.workspace import make_runs_base
-    from ci_eval.run.workspace import remove_tree
+    from ci_eval.run.workspace import make_runs_base, remove_tree
 
     iso = isolation.detect()
     for notice in iso.notices:
@@ -219,7 +224,7 @@ def _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed) -
                             sum(max(0, args.k - len(records[t.id])) for t in tasks))
     summaries = [summarize(t.id, records[t.id], fallback_k=args.k) for t in tasks]
     all_records = [r for t in tasks for r in records[t.id]]
-    notices = report.isolation_notices(all_records)
+    notices = isolation_notices(all_records)
     if budget.reason and any(s.inconclusive for s in summaries):
         short = ", ".join(s.task for s in summaries if s.inconclusive)
         notices = (f"{budget.reason}: no further run started; inconclusive: {short}", *notices)

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.main import add_results_argument, add_root_argument, positive_int
+from ci_eval.commands.options import (
+    add_json_argument,
+    add_results_argument,
+    add_root_argument,
+    positive_int,
+)
 
 LOG_TAIL_LINES = 40
 
@@ -26,7 +31,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--lines", type=positive_int, default=LOG_TAIL_LINES, metavar="N",
                         help=f"log lines shown (default {LOG_TAIL_LINES})")
     parser.add_argument("--no-diff", action="store_true", help="leave the diff out")
-    parser.add_argument("--json", action="store_true", help="print the record and log as JSON")
+    add_json_argument(parser, "print the record and log as JSON")
     parser.set_defaults(handler=run)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.main import add_root_argument, add_tasks_argument
+from ci_eval.commands.options import add_json_argument, add_root_argument, add_tasks_argument
 
 
 def add_parser(subparsers) -> None:
@@ -22,8 +22,7 @@ def add_parser(subparsers) -> None:
     )
     add_root_argument(parser)
     parser.add_argument("--no-lint", action="store_true", help="skip the static lint of checks.py")
-    parser.add_argument("--json", action="store_true",
-                        help="print {valid, tasks: {id: [problems]}, config: [problems]}")
+    add_json_argument(parser, "print {valid, tasks: {id: [problems]}, config: [problems]}")
     add_tasks_argument(parser)
     parser.set_defaults(handler=run)
 

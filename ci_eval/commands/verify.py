@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from ci_eval.main import add_root_argument, add_tasks_argument, positive_int
+from ci_eval.commands.options import (
+    add_json_argument,
+    add_root_argument,
+    add_tasks_argument,
+    positive_int,
+)
 
 
 def add_parser(subparsers) -> None:
@@ -21,7 +26,7 @@ def add_parser(subparsers) -> None:
     add_tasks_argument(parser)
     parser.add_argument("-j", "--jobs", type=positive_int, default=None,
                         help="tasks verified at once (default: number of CPUs)")
-    parser.add_argument("--json", action="store_true", help="print a JSON report")
+    add_json_argument(parser, "print a JSON report")
     parser.set_defaults(handler=run)
 
 

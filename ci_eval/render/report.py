@@ -120,21 +120,3 @@ RENDERERS = {"table": render_table, "json": render_json, "junit": render_junit}
 def render(summaries: list[TaskSummary], fmt: str, notices: tuple[str, ...] = (), *,
            reasons: bool = False) -> str:
     return RENDERERS[fmt](summaries, notices, reasons=reasons)
-
-
-def isolation_notices(records: list[dict]) -> tuple[str, ...]:
-    """What the runs' recorded isolation means for the reader; never silent."""
-    return label_notices({r.get("isolation", "") for r in records if r.get("isolation")})
-
-
-def label_notices(labels: set[str]) -> tuple[str, ...]:
-    """isolation_notices from the distinct `isolation` labels of the runs."""
-    notices = []
-    if any("agent-unisolated" in label for label in labels):
-        notices.append("agents ran without a sandbox: solutions were readable by the agent")
-    if any("checks-offline" in label or "checks-online" in label for label in labels):
-        notices.append("checks ran without a sandbox: agent code they ran could read the "
-                       "harness's files and environment")
-    if any("checks-online" in label for label in labels):
-        notices.append("checks ran with network access")
-    return tuple(notices)

@@ -154,3 +154,22 @@ def write_merged(merged: Merged, out: Path) -> None:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+MERGED_FOLDER = "merged"
+SHARD_GLOB = "shard-*"
+
+
+def merge_shard_folders(results_dir: Path) -> tuple[Path, int]:
+    """RESULTS/shard-*/ (the downloaded `results-shard-N` artifacts) merged into RESULTS/merged/
+    (replacing an earlier merge): (the folder to compare, how many shard folders). Without
+    shard folders, RESULTS itself."""
+    shard_dirs = sorted(p for p in results_dir.glob(SHARD_GLOB) if p.is_dir())
+    if not shard_dirs:
+        return results_dir, 0
+    merged = merge_folders(shard_dirs)
+    out = results_dir / MERGED_FOLDER
+    if out.is_dir():
+        shutil.rmtree(out)
+    write_merged(merged, out)
+    return out, len(shard_dirs)

@@ -94,3 +94,35 @@ def shard_tasks(costs: Mapping[str, float], index: int, count: int) -> tuple[str
 
 def makespan(shards: Iterable[Shard]) -> float:
     return max((s.seconds for s in shards), default=0.0)
+
+
+def select_shard(task_ids: list[str], wall_seconds: Mapping[str, float | None], shard: str, *,
+                 runs: int) -> tuple[str, ...]:
+    """The task ids of `--shard I/N`, in the shard's order (what `ci-eval run --shard` runs):
+    the same assignment `ci-eval plan` printed."""
+    index, count = parse_shard(shard)
+    chosen = shard_tasks(expected_costs(task_ids, wall_seconds, runs=runs), index, count)
+    if not chosen:
+        raise UserError(f"shard {index}/{count} holds no tasks ({len(task_ids)} task(s) over "
+                        f"{count} shards; `ci-eval plan --shards {count}` plans only "
+                        f"{shard_count_for(len(task_ids), count)})", field="--shard")
+    return chosen
+
+
+def build_plan(task_ids: list[str], wall_seconds: Mapping[str, float | None], requested: int,
+               runs: int) -> dict:
+    """`ci-eval plan --json`: the matrix for the next job and each shard's tasks and seconds."""
+    count = shard_count_for(len(task_ids), requested)
+    costs = expected_costs(task_ids, wall_seconds, runs=runs)
+    planned = assign(costs, count)
+    return {
+        "durations_known": sum(1 for t in task_ids if wall_seconds.get(t) is not None),
+        "shards": count,
+        "requested_shards": requested,
+        "runs": runs,
+        "skip": False,
+        "matrix": {"include": [{"shard": s.index, "of": count} for s in planned]},
+        "plan": [s.to_json() for s in planned],
+        "makespan_seconds": round(makespan(planned), 1),
+        "total_seconds": round(sum(s.seconds for s in planned), 1),
+    }

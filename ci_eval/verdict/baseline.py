@@ -241,6 +241,14 @@ def baseline_path(root: Path, given: str | None = None) -> Path:
     return Path(root) / (given or BASELINE_FILE)
 
 
+def recorded_walls(root: Path, given: str | None, task_ids) -> dict[str, float | None]:
+    """task id -> the baseline's avg_wall_seconds (None: not recorded); no baseline file = none
+    recorded. What shard planning balances on."""
+    path = baseline_path(root, given)
+    entries = load_baseline(path).entries if path.exists() else {}
+    return {t: entries[t].avg_wall_seconds for t in task_ids if t in entries}
+
+
 def load_baseline(path: Path) -> Baseline:
     """Read and validate baseline.json; every problem is a UserError naming file and field."""
     path = Path(path)

@@ -1,0 +1,68 @@
+"""results/ + baseline.json + tasks/ -> the gate's Verdict: the verdict stage in one call (what
+`ci-eval compare` prints and the action's report mode publishes). This module loads; every
+decision it applies is a pure function of gate, calibration and baseline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ci_eval.results import stream
+from ci_eval.results.notices import label_notices
+from ci_eval.results.summary import summarize_results, typical_k
+from ci_eval.tasks.load import load_tasks
+from ci_eval.verdict import calibration, gate
+from ci_eval.verdict.baseline import Baseline, baseline_path, load_baseline
+
+NO_BASELINE_NOTE = ("No baseline yet: every task is new. Record one from 40 runs per task: "
+                    "`ci-eval run -k 40 --agent NAME`, then `ci-eval baseline update --all`.")
+
+
+def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k: int | None = None,
+                  allow_agent_mismatch: bool = False, selected: list[str] | None = None):
+    """Load results, baseline.json and tasks/ and compare them: the gate's Verdict (what
+    `ci-eval compare` prints and the action's report mode publishes). A missing baseline file
+    makes every task new (a repo's first PR gets a report); `selected` compares those tasks
+    only (the others are neither inconclusive nor missing). The results are streamed: per-task
+    rows, no diff held."""
+    loaded = stream.require_runs(results_dir)
+    path = baseline_path(root, baseline_file)
+    missing_baseline = not path.exists() and not path.is_symlink()
+    baseline = Baseline() if missing_baseline else load_baseline(path)
+    tasks = load_tasks(root, selected)
+    if selected:
+        chosen = {t.id for t in tasks}
+        loaded = {task: runs for task, runs in loaded.items() if task in chosen}
+        baseline = baseline.without(set(baseline.entries) - chosen)
+
+    shown_k = k or typical_k(loaded)  # shown in the report; each task has its own
+    agent = gate.check_agents(
+        baseline.agent,
+        (agent for runs in loaded.values() for agent in sorted(runs.agents)),
+        allow_mismatch=allow_agent_mismatch,
+        results_path=results_dir,
+    )
+    notes = (NO_BASELINE_NOTE,) if missing_baseline else ()
+    if agent and baseline.agent and agent != baseline.agent:
+        notes += (f"Agent mismatch (allowed): results from {agent!r}, baseline from "
+                  f"{baseline.agent!r}.",)
+    labels = {label for runs in loaded.values() for label in runs.isolation}
+    notes += tuple(f"NOTICE: {n}" for n in label_notices(labels))
+    states = {
+        t.id: gate.TaskState(t.id, t.number,
+                             t.prompt_hash if t.prompt_path.is_file() else None, t.aspirational)
+        for t in tasks
+    }
+    summaries = summarize_results(loaded, k)
+    task_results = {
+        task: gate.TaskResult(summaries[task], frozenset(runs.prompt_hashes))
+        for task, runs in loaded.items()
+    }
+    warnings = calibration.check_all(
+        calibration.expected_rates(tasks),
+        {task: [(s.recorded, s.passes, s.runs) for s in entry.history]
+         for task, entry in baseline.entries.items()},
+    )
+    outcomes = (outcome for runs in loaded.values() for outcome in runs.outcomes())
+    return gate.compare(baseline, states, task_results, k=shown_k, agent=agent,
+                        calibration=tuple(warnings), notes=notes,
+                        broken=gate.setup_broken(outcomes))

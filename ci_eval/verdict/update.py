@@ -1,0 +1,135 @@
+"""results/ + baseline.json + tasks/ -> the new baseline.json (`ci-eval baseline update`, and the
+baseline dispatch's `propose-baseline`): which tasks are recorded, refused or unchanged, and why.
+The decision per task is verdict/baseline.updated_entry's; this module loads and saves."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ci_eval.errors import UserError
+from ci_eval.results import stream
+from ci_eval.results.summary import summarize_results
+from ci_eval.tasks.load import load_tasks
+from ci_eval.tasks.model import other_prompts
+from ci_eval.verdict import gate
+from ci_eval.verdict.baseline import (
+    RECOMMENDED_RUNS,
+    Baseline,
+    baseline_path,
+    load_baseline,
+    save_baseline,
+    updated_entry,
+)
+
+
+@dataclass(frozen=True)
+class BaselineUpdate:
+    lines: tuple[str, ...]  # one per task ("TASK: added ..."), then notes
+    outcome: str            # wrote PATH / PATH unchanged / not written, with the tally
+    refused: int
+
+
+def update_baseline(root: Path, tasks: list[str], *, every: bool, results_dir: Path,
+                    baseline_file: str | None, recorded: str, k: int | None = None,
+                    allow_below_threshold: bool = False,
+                    allow_agent_mismatch: bool = False) -> BaselineUpdate:
+    """Record the named tasks (or, with `every`, each task that has results) from results_dir
+    into the baseline file, dated `recorded`. Bad input is a UserError naming file and field;
+    nothing is written then."""
+    if every == bool(tasks):
+        raise UserError("name the tasks to record, or pass --all (not both)", field="TASK")
+    all_tasks = load_tasks(root)
+    selected = all_tasks if every else load_tasks(root, tasks)
+    loaded = stream.load_runs(results_dir)  # streamed: per-task rows, no diffs held
+    path = baseline_path(root, baseline_file)
+    if path.exists() and not path.is_file():
+        raise UserError("is a folder, expected the baseline file (or nothing, to start one)",
+                        path=path, field="--baseline")
+    existed = path.exists()
+    baseline = load_baseline(path) if existed else Baseline()
+
+    missing = [t.id for t in selected if not loaded.get(t.id)]
+    if missing and not every:
+        raise UserError(f"no results for {', '.join(missing)}", path=results_dir,
+                        field="--results")
+    with_results = [t for t in selected if loaded.get(t.id)]
+    if not with_results:
+        raise UserError("no results for any task in tasks/", path=results_dir, field="--results")
+    agent = gate.check_agents(
+        baseline.agent,
+        (agent for t in with_results for agent in sorted(loaded[t.id].agents)),
+        allow_mismatch=allow_agent_mismatch,
+        results_path=results_dir,
+    )
+    summaries = summarize_results(loaded, k)
+
+    entries = dict(baseline.entries)
+    lines = []
+    counts: dict[str, int] = {}
+    for task in with_results:
+        if not task.prompt_path.is_file():
+            raise UserError("missing prompt.md (its hash is part of the baseline)",
+                            path=task.prompt_path)
+        runs = loaded[task.id]
+        summary = summaries[task.id]
+        old = entries.get(task.id)
+        reason = _refusal(task, summary, runs.prompt_hashes)
+        if reason:
+            action, message = "refused", f"refused: {reason}"
+        else:
+            change = updated_entry(
+                old,
+                task=task.id,
+                passes=summary.passes,
+                runs=summary.runs,
+                recorded=recorded,
+                prompt_hash=task.prompt_hash,
+                avg_tokens=summary.mean_tokens,
+                avg_wall_seconds=summary.mean_wall_seconds,
+                allow_below_threshold=allow_below_threshold,
+            )
+            action, message = change.action, change.message
+            if change.stored is not None:
+                entries[task.id] = change.stored  # refusals keep the gate, add the observation
+        counts[action] = counts.get(action, 0) + 1
+        lines.append(f"{task.id}: {message}")
+    for task_id in missing:
+        lines.append(f"{task_id}: skipped: no results")
+    if every:
+        known = {t.id for t in all_tasks}
+        stale = sorted(set(entries) - known)
+        if stale:
+            lines.append(f"note: baseline entries with no task folder, left as they are: "
+                         f"{', '.join(stale)}")
+    few = sorted(t for t, e in entries.items() if e.runs < RECOMMENDED_RUNS
+                 and (t not in baseline.entries or e.snapshot != baseline.entries[t].snapshot))
+    if few:
+        lines.append(f"note: {len(few)} task(s) recorded from fewer than {RECOMMENDED_RUNS} runs; "
+                     "such baselines make the gate noisier (see docs/gate.md)")
+    new_agent = agent or baseline.agent
+    recorded_any = counts.get("added", 0) + counts.get("updated", 0) > 0
+    agent_switch = bool(baseline.agent) and new_agent != baseline.agent and counts.get("unchanged")
+    observed_any = entries != baseline.entries  # e.g. a refused task's new observation
+    changed = recorded_any or agent_switch or observed_any
+    if changed and agent and baseline.agent and agent != baseline.agent:
+        lines.append(f"note: the baseline's agent changes from {baseline.agent!r} to {agent!r}")
+    tally = ", ".join(f"{n} {a}" for a, n in sorted(counts.items()))
+    if changed:
+        save_baseline(path, Baseline(agent=new_agent, entries=entries))
+        outcome = f"wrote {path}: {tally}"
+    elif existed:
+        outcome = f"{path} unchanged: {tally}"
+    else:
+        outcome = f"{path} not written (no baseline yet, nothing recorded): {tally}"
+    return BaselineUpdate(tuple(lines), outcome, counts.get("refused", 0))
+
+
+def _refusal(task, summary, prompt_hashes) -> str:
+    """Why a task's results cannot become its baseline; "" when they can."""
+    if summary.runs == 0 or summary.inconclusive:
+        return (f"inconclusive ({summary.runs} valid run(s) of {summary.requested}, "
+                f"{summary.errors} error(s)); not recorded")
+    if other_prompts(prompt_hashes, task.prompt_hash):
+        return "the results were run with another prompt.md than tasks/ holds now; rerun"
+    return ""
