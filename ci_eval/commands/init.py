@@ -43,8 +43,15 @@ def _template(name: str) -> str:
     return resources.files("ci_eval").joinpath("templates", name).read_text(encoding="utf-8")
 
 
+# What an installer leaves among the template files: pip compiles the template .py files into
+# __pycache__/ on a normal (non-editable) install. Never part of what init writes.
+NOT_TEMPLATES = ("__pycache__",)
+NOT_TEMPLATE_SUFFIXES = (".pyc", ".pyo")
+
+
 def _template_tree(name: str) -> dict[str, tuple[str, bool]]:
-    """relative path -> (text, executable) for every file under templates/NAME."""
+    """relative path -> (text, executable) for every template file under templates/NAME (the
+    bytecode an install compiles beside them left out)."""
     from importlib import resources
 
     base = resources.files("ci_eval").joinpath("templates", name)
@@ -53,6 +60,8 @@ def _template_tree(name: str) -> dict[str, tuple[str, bool]]:
     def walk(node, prefix: str) -> None:
         for child in sorted(node.iterdir(), key=lambda c: c.name):
             rel = f"{prefix}{child.name}"
+            if child.name in NOT_TEMPLATES or child.name.endswith(NOT_TEMPLATE_SUFFIXES):
+                continue
             if child.is_dir():
                 walk(child, rel + "/")
             else:
