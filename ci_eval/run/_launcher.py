@@ -18,7 +18,8 @@ did, without starting a program or an interpreter:
   child       its own process group, dies with the launcher (parent-death signal), unshares
               the namespaces and forks the grandchild, waits for it, writes how it ended and
               exits (tearing the namespaces down after the harness has its answer)
-  grandchild  PID 1 of the new PID namespace, dies with the child; / private, a fresh /proc, the
+  grandchild  PID 1 of the new PID namespace, in a session of its own (nothing it runs can
+              signal the child through a shared process group), dies with the child; / private, a fresh /proc, the
               view (`_sandbox.isolate`; a held path is bound only while it is still the
               folder of the descriptor the harness opened), no capabilities; gated: it waits
               until the harness
@@ -157,6 +158,10 @@ def _grandchild(request: dict, status_fd: int, verdict_fd: int | None, gate_fd: 
                 held: dict[str, int]) -> None:
     """PID 1 of the new namespaces."""
     try:
+        # A session (and process group) of its own: in the child's group, kill(0, SIGSTOP) by
+        # the agent would stop the child, which sits outside the PID namespace and reports how
+        # the command ended. The harness kills the child's group; this process dies with it.
+        os.setsid()
         _sandbox.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # unshare --kill-child
         _sandbox.mount(None, "/", None, MS_REC | MS_PRIVATE)
         _sandbox.mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
