@@ -7,6 +7,7 @@ from fractions import Fraction as F
 import pytest
 
 from ci_eval.errors import UserError
+from ci_eval.results import store
 from ci_eval.results import summary as summary_mod
 from ci_eval.results.summary import summarize
 from ci_eval.verdict import baseline as baseline_mod
@@ -332,13 +333,20 @@ def test_errors_short_of_a_task_own_request_are_inconclusive():
 
 
 def test_check_agents():
-    assert gate.check_agents("ref", ["ref", "ref"], allow_mismatch=False) == "ref"
-    assert gate.check_agents(None, ["x"], allow_mismatch=False) == "x"
-    assert gate.check_agents("ref", ["x"], allow_mismatch=True) == "x"
+    assert gate.check_agents("ref", "ref", allow_mismatch=False) == "ref"
+    assert gate.check_agents(None, "x", allow_mismatch=False) == "x"
+    assert gate.check_agents("ref", None, allow_mismatch=False) is None
+    assert gate.check_agents("ref", "x", allow_mismatch=True) == "x"
     with pytest.raises(UserError, match="recorded with agent 'x' but the baseline with 'ref'"):
-        gate.check_agents("ref", ["x"], allow_mismatch=False, results_path="results")
-    with pytest.raises(UserError, match="mix agents"):
-        gate.check_agents("ref", ["ref", "x"], allow_mismatch=True)
+        gate.check_agents("ref", "x", allow_mismatch=False, results_path="results")
+
+
+def test_one_agent_names_the_second_agent_s_file_and_line():
+    assert store.one_agent([]) is None
+    assert store.one_agent([("ref", "r/a.jsonl", 1), ("ref", "r/b.jsonl", 3)]) == "ref"
+    with pytest.raises(UserError, match=r"results mix agents \('ref' at r/a.jsonl:1, 'x' here\)") as err:
+        store.one_agent([("ref", "r/a.jsonl", 1), ("x", "r/b.jsonl", 3)])
+    assert err.value.path == "r/b.jsonl:3"
 
 
 def test_compare_carries_the_run_context_into_the_verdict():

@@ -67,7 +67,7 @@ def test_pooled_run_beyond_what_was_asked_and_another_agent(tmp_path):
     e, f = tmp_path / "shard-5", tmp_path / "shard-6"
     write(e, "task-001-x", record("task-001-x", 1))
     other_task = write(f, "task-002-y", record("task-002-y", 1, agent="noop"))
-    with pytest.raises(UserError, match=rf"{other_task}:1.*agent 'noop'"):
+    with pytest.raises(UserError, match=rf"{other_task}:1.*mix agents.*'noop' here"):
         merge_folders([e, f])
 
 

@@ -116,17 +116,15 @@ def run_record(args: argparse.Namespace) -> int:
 
     from ci_eval import __version__
     from ci_eval.results import history
-    from ci_eval.results.stream import require_runs
+    from ci_eval.results.stream import agent_of, require_runs
     from ci_eval.results.summary import summarize_results
-    from ci_eval.verdict import gate
     from ci_eval.verdict.gc import parse_day
 
     root = Path(args.root)
     day = parse_day(args.date, field="--date")
     results_dir = root / args.results
     loaded = require_runs(results_dir)
-    agent = gate.check_agents(None, (a for runs in loaded.values() for a in sorted(runs.agents)),
-                              allow_mismatch=False, results_path=results_dir)
+    agent = agent_of(loaded)
     summary = history.build_summary(
         summarize_results(loaded),
         date=day.isoformat(),

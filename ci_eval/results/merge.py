@@ -7,7 +7,7 @@ Each file is read with stream.RecordReader (which refuses a bad line, a run reco
 beyond what was asked or another agent within the file, naming file:line). The records of a task
 are then pooled across folders and checked again with store.check_runs, so the same (task, run)
 arriving from two shards -- identical or not -- is refused naming both file:line, as is a pooled
-run number beyond what was asked. One agent across every task too.
+run number beyond what was asked. One agent across every task too (store.one_agent).
 
 Memory stays flat in the size of the records: merge_folders keeps what check_runs reads of each
 record (run, agent, status, requested, k; the diffs are skipped over unparsed), and
@@ -103,20 +103,16 @@ def merge_folders(folders: Iterable[Path]) -> Merged:
             for line, record in stream.RecordReader(path, keep_diff=False):
                 light = {name: record[name] for name in _CHECKED if name in record}
                 pooled.setdefault(task, []).append((light, path, line))
-    first_agent: tuple[str, str] | None = None
     files, sources, runs = {}, {}, 0
+    firsts = []
     for task in sorted(pooled):
         entries = pooled.pop(task)
         _check_pooled(entries)
-        agent, first = entries[0][0]["agent"], f"{entries[0][1]}:{entries[0][2]}"
-        if first_agent is None:
-            first_agent = (agent, first)
-        elif agent != first_agent[0]:
-            raise UserError(f"agent {agent!r}, but {first_agent[1]} has {first_agent[0]!r}; "
-                            "shards of one eval run one agent", path=first, field="agent")
+        firsts.append((entries[0][0]["agent"], entries[0][1], entries[0][2]))
         files[task] = list(dict.fromkeys(path for _, path, _ in entries))
         sources[task] = sorted({str(path) for path in files[task]})
         runs += len(entries)
+    store.one_agent(firsts)
     return Merged(_TaskRecords(files), sources, len(folders), runs)
 
 

@@ -27,6 +27,7 @@ import json
 import math
 import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -322,30 +323,61 @@ def _parse_line(line: str, path: Path, number: int, *, last: bool) -> dict:
     return check_record(record, path, number)
 
 
+class RunChecks:
+    """The records of one task, a record at a time: each run once, one agent, and no run number
+    beyond what the task was asked. Runs are numbered 1..k, plus confirmation runs up to
+    `requested`, plus one more number per errored run (an errored run keeps its number and is
+    not counted as valid). Results without k or requested (older versions) are bounded by their
+    count. The first problem is raised by finish(), after every line was read."""
+
+    def __init__(self, path: object):
+        self.path = path
+        self.first_line_of: dict[int, int] = {}
+        self.first: tuple[str, int] | None = None  # (agent, line) of the first record
+        self.problem: UserError | None = None  # the first run twice / other agent
+        self.asked = 0
+        self.errors = 0
+
+    def add(self, record: dict, line: int) -> None:
+        earlier = self.first_line_of.setdefault(record["run"], line)
+        if self.first is None:
+            self.first = (record["agent"], line)
+        if self.problem is None:
+            where = f"{self.path}:{line}"
+            if earlier != line:
+                self.problem = UserError(f"run {record['run']} recorded twice (also at line "
+                                         f"{earlier}); each run is recorded once", path=where,
+                                         field="run")
+            elif record["agent"] != self.first[0]:
+                self.problem = UserError(f"agent {record['agent']!r}, but line {self.first[1]} "
+                                         f"has {self.first[0]!r}; a results file holds one "
+                                         "agent's runs", path=where, field="agent")
+        requested, k = record.get("requested"), record.get("k")  # whole numbers, or absent
+        if requested is not None and requested > self.asked:
+            self.asked = requested
+        if k is not None and k > self.asked:
+            self.asked = k
+        if record["status"] == "error":
+            self.errors += 1
+
+    def finish(self) -> None:
+        if self.problem is not None:
+            raise self.problem
+        limit = self.asked + self.errors if self.asked else len(self.first_line_of)
+        for run, line in self.first_line_of.items():
+            if run > limit:
+                raise UserError(f"run {run} is beyond the runs asked of the task "
+                                f"({limit}: k or requested, plus errored runs)",
+                                path=f"{self.path}:{line}", field="run")
+
+
 def check_runs(records: list[dict], lines: list[int], path: object) -> None:
-    """The records of one task, together: each run once, one agent, and no run number beyond
-    what the task was asked. Runs are numbered 1..k, plus confirmation runs up to `requested`,
-    plus one more number per errored run (an errored run keeps its number and is not counted as
-    valid). Results without k or requested (older versions) are bounded by their count."""
-    first_line_of: dict[int, int] = {}
+    """The records of one task, together (see RunChecks): each run once, one agent, and no run
+    number beyond what the task was asked."""
+    checks = RunChecks(path)
     for record, line in zip(records, lines):
-        where = f"{path}:{line}"
-        earlier = first_line_of.setdefault(record["run"], line)
-        if earlier != line:
-            raise UserError(f"run {record['run']} recorded twice (also at line {earlier}); "
-                            "each run is recorded once", path=where, field="run")
-        if record["agent"] != records[0]["agent"]:
-            raise UserError(f"agent {record['agent']!r}, but line {lines[0]} has "
-                            f"{records[0]['agent']!r}; a results file holds one agent's runs",
-                            path=where, field="agent")
-    asked = [v for r in records for v in (r.get("requested"), r.get("k")) if isinstance(v, int)]
-    errors = sum(1 for r in records if r["status"] == "error")
-    limit = max(asked) + errors if asked else len(records)
-    for record, line in zip(records, lines):
-        if record["run"] > limit:
-            raise UserError(f"run {record['run']} is beyond the runs asked of the task "
-                            f"({limit}: k or requested, plus errored runs)",
-                            path=f"{path}:{line}", field="run")
+        checks.add(record, line)
+    checks.finish()
 
 
 def truncate_to_lines(path: Path, lines: list[str]) -> None:
@@ -353,23 +385,15 @@ def truncate_to_lines(path: Path, lines: list[str]) -> None:
     write_atomic(path, "".join(line + "\n" for line in lines if line.strip()), field=None)
 
 
-def load_results(results_dir: Path) -> dict[str, list[dict]]:
-    """task id -> records sorted by run, for every *.jsonl in results_dir (each checked, see
-    read_file), all of one agent."""
-    base = Path(results_dir)
-    if not base.is_dir():
-        raise UserError("results folder not found (expected the --out of `ci-eval run`)", path=base)
-    results = {}
-    first_agent = None
-    for path in sorted(base.glob("*.jsonl")):
-        found = read_file(path)
-        if found.records:
-            agent = found.records[0]["agent"]
-            if first_agent is None:
-                first_agent = (agent, path)
-            elif agent != first_agent[0]:
-                raise UserError(f"results mix agents ({first_agent[0]!r} in {first_agent[1].name}, "
-                                f"{agent!r} here); compare one agent's results",
-                                path=f"{path}:{found.lines[0]}", field="agent")
-        results[path.name[: -len(".jsonl")]] = sorted(found.records, key=lambda r: r["run"])
-    return results
+def one_agent(firsts: Iterable[tuple[str, object, int]]) -> str | None:
+    """The one agent of a results folder (or of merged shards) from each file's (agent, path,
+    line of its first record), consumed lazily; None when there are none. A second agent is bad
+    input naming file:line, raised as soon as it is seen."""
+    first = None
+    for agent, path, line in firsts:
+        if first is None:
+            first = (agent, f"{path}:{line}")
+        elif agent != first[0]:
+            raise UserError(f"results mix agents ({first[0]!r} at {first[1]}, {agent!r} here); "
+                            "compare one agent's results", path=f"{path}:{line}", field="agent")
+    return first[0] if first else None

@@ -10,7 +10,7 @@ row per run, so 1,000 tasks x 100 runs fit in a few tens of MB whatever the diff
 (bench/scale.py).
 
 What is accepted, and the refusal given (the same words, the same file:line, in the same order),
-is what store.read_file and store.load_results give, but for the diff's own text (below): lines split as Python's text mode splits them
+is what store.read_file gives, but for the diff's own text (below): lines split as Python's text mode splits them
 (\\n, \\r\\n or \\r), blank lines skipped, a line that is not JSON refused unless it is the last
 (a torn tail: refused, or reported in `torn_line` with allow_torn_tail), each record checked by
 store.check_record as it is read, and once the file is read the checks of store.check_runs (a run
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ci_eval.errors import UserError
 from ci_eval.results import parallel
-from ci_eval.results.store import check_record
+from ci_eval.results.store import RunChecks, check_record, one_agent
 from ci_eval.results.summary import TaskRuns
 
 
@@ -173,54 +173,10 @@ def _scanned(text: str) -> dict | None:
     return record if type(record) is dict else None
 
 
-class RunChecks:
-    """store.check_runs, a record at a time, raising in finish() what check_runs raises (after
-    every line of the file was checked, as read_file does), with the same words."""
-
-    def __init__(self, path: object):
-        self.path = path
-        self.first_line_of: dict[int, int] = {}
-        self.first: tuple[str, int] | None = None  # (agent, line) of the first record
-        self.problem: UserError | None = None  # the first run twice / other agent
-        self.asked = 0
-        self.errors = 0
-
-    def add(self, record: dict, line: int) -> None:
-        earlier = self.first_line_of.setdefault(record["run"], line)
-        if self.first is None:
-            self.first = (record["agent"], line)
-        if self.problem is None:
-            where = f"{self.path}:{line}"
-            if earlier != line:
-                self.problem = UserError(f"run {record['run']} recorded twice (also at line "
-                                         f"{earlier}); each run is recorded once", path=where,
-                                         field="run")
-            elif record["agent"] != self.first[0]:
-                self.problem = UserError(f"agent {record['agent']!r}, but line {self.first[1]} "
-                                         f"has {self.first[0]!r}; a results file holds one "
-                                         "agent's runs", path=where, field="agent")
-        requested, k = record.get("requested"), record.get("k")  # whole numbers, or absent
-        if requested is not None and requested > self.asked:
-            self.asked = requested
-        if k is not None and k > self.asked:
-            self.asked = k
-        if record["status"] == "error":
-            self.errors += 1
-
-    def finish(self) -> None:
-        if self.problem is not None:
-            raise self.problem
-        limit = self.asked + self.errors if self.asked else len(self.first_line_of)
-        for run, line in self.first_line_of.items():
-            if run > limit:
-                raise UserError(f"run {run} is beyond the runs asked of the task "
-                                f"({limit}: k or requested, plus errored runs)",
-                                path=f"{self.path}:{line}", field="run")
-
-
 def load_runs(results_dir: Path, *, processes: int | None = None) -> dict[str, TaskRuns]:
     """task id -> TaskRuns (what the summaries need: no diff, no output) for every *.jsonl in
-    results_dir, read a line at a time and refused as store.load_results refuses them. Memory
+    results_dir, read a line at a time and refused as store.read_file refuses them, all of one
+    agent (store.one_agent). Memory
     grows with the number of runs by a small row each, not with their records. Large folders
     are read on every core (results/parallel.py); `processes` overrides that choice."""
     base = Path(results_dir)
@@ -231,19 +187,24 @@ def load_runs(results_dir: Path, *, processes: int | None = None) -> dict[str, T
         processes = parallel.processes_worth(sum(_size(path) for path in paths), len(paths),
                                              parallel.usable_cores())
     results = {}
-    first_agent = None
-    for path, (task, runs, first) in zip(paths, parallel.ordered_map(_task_runs, paths,
-                                                                     processes)):
-        if first is not None:
-            agent, line = first
-            if first_agent is None:
-                first_agent = (agent, path)
-            elif agent != first_agent[0]:
-                raise UserError(f"results mix agents ({first_agent[0]!r} in "
-                                f"{first_agent[1].name}, {agent!r} here); compare one agent's "
-                                "results", path=f"{path}:{line}", field="agent")
-        results[task] = runs
+    read = parallel.ordered_map(_task_runs, paths, processes)
+
+    def first_records():  # consumed as the files are read: a second agent stops the reading
+        for path, (task, runs, first) in zip(paths, read):
+            results[task] = runs
+            if first is not None:
+                yield first[0], path, first[1]
+
+    try:
+        one_agent(first_records())
+    finally:
+        read.close()  # a refusal stops the readers now
     return results
+
+
+def agent_of(loaded: dict[str, TaskRuns]) -> str | None:
+    """The one agent of what load_runs gave (it refuses a folder of two); None: no runs."""
+    return next((agent for runs in loaded.values() for agent in sorted(runs.agents)), None)
 
 
 def _task_runs(path: Path) -> tuple[str, TaskRuns, tuple[str, int] | None]:

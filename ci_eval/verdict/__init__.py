@@ -1,1 +1,1 @@
-"""Summaries + baseline.json -> Verdict: baseline, gate, confirmation, calibration (pure decisions)."""
+"""Summaries + baseline.json -> Verdict: baseline, gate, confirmation, calibration, gc (pure decisions; assembled from files by assemble and update)."""

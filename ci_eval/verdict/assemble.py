@@ -35,12 +35,8 @@ def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k
         baseline = baseline.without(set(baseline.entries) - chosen)
 
     shown_k = k or typical_k(loaded)  # shown in the report; each task has its own
-    agent = gate.check_agents(
-        baseline.agent,
-        (agent for runs in loaded.values() for agent in sorted(runs.agents)),
-        allow_mismatch=allow_agent_mismatch,
-        results_path=results_dir,
-    )
+    agent = gate.check_agents(baseline.agent, stream.agent_of(loaded),
+                              allow_mismatch=allow_agent_mismatch, results_path=results_dir)
     notes = (NO_BASELINE_NOTE,) if missing_baseline else ()
     if agent and baseline.agent and agent != baseline.agent:
         notes += (f"Agent mismatch (allowed): results from {agent!r}, baseline from "

@@ -74,15 +74,10 @@ def gated_baseline_rate(entry: BaselineEntry | None, *, aspirational: bool = Fal
     return entry.pass_rate
 
 
-def check_agents(baseline_agent: str | None, result_agents: Iterable[str], *,
-                 allow_mismatch: bool, results_path: object = None) -> str | None:
-    """The one agent identity of the results; UserError when they mix agents, or differ from
-    the baseline's without allow_mismatch."""
-    agents = sorted(set(result_agents))
-    if len(agents) > 1:
-        raise UserError(f"results mix agents ({', '.join(agents)}); compare one agent's results",
-                        path=results_path, field="agent")
-    agent = agents[0] if agents else None
+def check_agents(baseline_agent: str | None, agent: str | None, *, allow_mismatch: bool,
+                 results_path: object = None) -> str | None:
+    """The results' agent (one per folder: results/store.one_agent), refused when it differs
+    from the baseline's without allow_mismatch."""
     if agent and baseline_agent and agent != baseline_agent and not allow_mismatch:
         raise UserError(
             f"results were recorded with agent {agent!r} but the baseline with "

@@ -56,12 +56,8 @@ def update_baseline(root: Path, tasks: list[str], *, every: bool, results_dir: P
     with_results = [t for t in selected if loaded.get(t.id)]
     if not with_results:
         raise UserError("no results for any task in tasks/", path=results_dir, field="--results")
-    agent = gate.check_agents(
-        baseline.agent,
-        (agent for t in with_results for agent in sorted(loaded[t.id].agents)),
-        allow_mismatch=allow_agent_mismatch,
-        results_path=results_dir,
-    )
+    agent = gate.check_agents(baseline.agent, stream.agent_of(loaded),
+                              allow_mismatch=allow_agent_mismatch, results_path=results_dir)
     summaries = summarize_results(loaded, k)
 
     entries = dict(baseline.entries)
