@@ -363,3 +363,14 @@ def test_compare_carries_the_run_context_into_the_verdict():
                           broken="ANTHROPIC_API_KEY is not set")
     assert broken.setup_broken == "ANTHROPIC_API_KEY is not set"
     assert not broken.passed and broken.exit_code == 1
+
+
+def test_setup_broken_needs_two_runs_or_more_all_failing_for_one_reason():
+    key = "ANTHROPIC_API_KEY is not set"
+    assert gate.setup_broken([("error", True, key)]) is None  # one run proves nothing
+    assert gate.setup_broken([("error", True, key), ("error", True, key)]) == key
+    assert gate.setup_broken([("error", False, f"{key}; tail"), ("fail", True, key)]) == key
+    assert gate.setup_broken([("error", True, key), ("error", True, "other")]) is None
+    assert gate.setup_broken([("error", True, key), ("fail", False, key)]) is None
+    assert gate.setup_broken([("error", True, None), ("error", True, "")]) == "no reason given"
+    assert gate.setup_broken([]) is None

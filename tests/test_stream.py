@@ -195,3 +195,39 @@ def records_of(folder):
     rows must summarize to."""
     return {path.name[: -len(".jsonl")]: sorted(store.read_records(path), key=lambda r: r["run"])
             for path in sorted(folder.glob("*.jsonl"))}
+
+
+# --- the run limit and duplicates, as the stream reads them (mutants of RunChecks) -------------
+
+def test_a_run_recorded_twice_is_refused_when_the_copy_is_an_error(tmp_path):
+    path = write(tmp_path, record(1), record(2), record(1, status="error", reason="x"))
+    with pytest.raises(UserError, match="run 1 recorded twice") as caught:
+        list(stream.RecordReader(path, keep_diff=False))
+    assert str(caught.value.path).endswith(":3")
+    with pytest.raises(UserError, match="run 1 recorded twice"):
+        store.read_file(path)
+
+
+def test_errored_runs_extend_the_run_limit_by_one_number_each(tmp_path):
+    """k=5 with two errors: runs 1..7 are valid results (each error kept its number and the run
+    was made again); run 8 is beyond what was asked."""
+    errors = [record(run, status="error", reason="provider overloaded") for run in (2, 4)]
+    fine = [record(run) for run in (1, 3, 5, 6, 7)]
+    path = write(tmp_path / "ok", *fine, *errors)
+    assert sorted(r["run"] for _, r in stream.RecordReader(path, keep_diff=False)) == list(
+        range(1, 8))
+    assert stream.load_runs(tmp_path / "ok")[TASK].rows  # the folder is read, not refused
+    beyond = write(tmp_path / "beyond", *fine, *errors, record(8))
+    with pytest.raises(UserError, match=r"run 8 is beyond the runs asked of the task \(7"):
+        list(stream.RecordReader(beyond, keep_diff=False))
+
+
+def test_confirmation_runs_count_up_to_requested_plus_errors(tmp_path):
+    """k=5 confirmed to 10 (requested 10) with one error: runs 1..11 are valid."""
+    runs = [record(run, requested=10) for run in range(1, 12) if run != 6]
+    path = write(tmp_path, *runs, record(6, requested=10, status="error", reason="x"))
+    assert len(list(stream.RecordReader(path, keep_diff=False))) == 11
+    too_many = write(tmp_path / "more", *runs, record(6, requested=10, status="error",
+                                                      reason="x"), record(12, requested=10))
+    with pytest.raises(UserError, match="run 12 is beyond"):
+        list(stream.RecordReader(too_many, keep_diff=False))
