@@ -96,7 +96,7 @@ def test_archive_pr_opened_once_then_updated_on_another_date_never_duplicated(pr
     body = pr["body"]
     assert body.startswith(PR_MARKER)
     row = next(line for line in body.splitlines() if line.startswith("| `task-001-old-steady`"))
-    assert "(10/10 pass)" in row and "██████████" in row and "2026-01-05 | 10 months |" in row
+    assert "(10/10 pass)" in row and "██████████" in row and "2026-01-05 | 10 months 26 days |" in row
     assert "`task-003-old-flaky`: history: failed a run on 2026-11-28 (4/5)" in body
     assert "`task-002-young`: age: created 2026-10-01, 2 months old" in body
 
@@ -114,7 +114,7 @@ def test_archive_pr_opened_once_then_updated_on_another_date_never_duplicated(pr
         "D\ttasks/task-001-old-steady/solution/solve.sh"])
     pushed = json.loads(git(remote, "show", f"{branch}:baseline.json"))
     assert sorted(pushed["tasks"]) == ["task-002-young", "task-003-old-flaky"]
-    assert ("2026-12-01 — Archived task-001-old-steady (10/10 pass, 10 months old)"
+    assert ("2026-12-01 — Archived task-001-old-steady (10/10 pass, 10 months 26 days old)"
             in git(remote, "show", f"{branch}:archive/ARCHIVE-LOG.md"))
     assert git(root, "rev-parse", "HEAD") == head  # the checkout's branch did not move
 

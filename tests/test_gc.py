@@ -93,16 +93,16 @@ def test_ten_of_ten_and_seven_months_is_archived():
     (candidate,) = plan.candidates
     assert candidate.task == "task-001-a" and candidate.passing == 10 and candidate.months_old == 7
     assert gc.archive_log_line(TODAY, candidate) == \
-        "2026-09-20 — Archived task-001-a (10/10 pass, 7 months old)"
+        "2026-09-20 — Archived task-001-a (10/10 pass, 7 months 10 days old)"
     assert candidate.evidence == ("passed every run in 10/10 recorded runs (2026-09-01 … "
-                                  "2026-09-10); created 2026-02-10, 7 months old")
+                                  "2026-09-10); created 2026-02-10, 7 months 10 days old")
 
 
 def test_five_months_old_is_not():
     plan = plan_for(runs(10), created="2026-04-10")
     assert not plan.candidates
     (near,) = plan.near_misses
-    assert near.lacks == (("age: created 2026-04-10, 5 months old; needs more than 6 (old enough "
+    assert near.lacks == (("age: created 2026-04-10, 5 months 10 days old; needs more than 6 (old enough "
                            "from 2026-10-11)"),)
 
 
@@ -111,6 +111,26 @@ def test_exactly_six_months_is_not():
     assert not plan.candidates and plan.near_misses[0].months_old == 6
     assert "needs more than 6" in plan.near_misses[0].lacks[0]
     assert plan_for(runs(10), created="2026-03-19").candidates  # one day more is enough
+
+
+@pytest.mark.parametrize(("created", "today", "text"), [
+    ("2026-03-19", "2026-09-20", "6 months 1 day"),  # six months and a day is not "6 months"
+    ("2026-03-20", "2026-09-20", "6 months"),
+    ("2026-01-31", "2026-08-01", "6 months 1 day"),  # 6 months on Jul 31 (clamped), then 1 day
+    ("2026-02-10", "2026-09-20", "7 months 10 days"),
+    ("2026-08-31", "2027-03-01", "6 months 1 day"),  # 6 months on Feb 28
+    ("2026-03-01", "2026-03-02", "1 day"),
+    ("2026-05-01", "2026-04-01", "0 days"),  # created after today
+])
+def test_age_text_says_months_and_days(created, today, text):
+    assert gc.age_text(D(created), D(today)) == text
+
+
+def test_the_log_line_says_six_months_and_a_day():
+    (candidate,) = plan_for(runs(10), created="2026-03-19").candidates
+    assert gc.archive_log_line(TODAY, candidate) == \
+        "2026-09-20 — Archived task-001-a (10/10 pass, 6 months 1 day old)"
+    assert candidate.to_json()["age"] == "6 months 1 day" and candidate.to_json()["months_old"] == 6
 
 
 def test_one_failed_run_among_the_last_ten_is_not():
@@ -168,7 +188,7 @@ def test_archive_pr_title_and_body_list_each_task_with_its_evidence():
     assert body.startswith("<!-- ci-eval-archive-pr -->")
     row = next(line for line in body.splitlines() if line.startswith("| `task-002-b`"))
     assert "5/5 5/5 5/5" in row and "(10/10 pass)" in row and "██████████" in row
-    assert "2025-12-01 | 9 months |" in row
+    assert "2025-12-01 | 9 months 19 days |" in row
     assert "1 near miss(es)" in body and "`task-003-c`: age: created 2026-06-01" in body
     assert "ci-eval restore task-NNN" in body
     assert archive_pr(plan) == (title, body)  # deterministic: an update changes nothing
@@ -224,8 +244,8 @@ def test_dry_run_lists_candidates_and_near_misses_and_changes_nothing(repo, cli)
     assert lines[0].startswith("gc 2026-08-20: 10 recorded run(s); the last 10 from "
                                "2026-08-01-001-abcd.json to 2026-08-10-001-abcd.json")
     assert ("would archive: task-001-old-steady: passed every run in 10/10 recorded runs "
-            "(2026-08-01 … 2026-08-10); created 2026-01-05, 7 months old") in result.stdout
-    assert ("near miss: task-002-young: age: created 2026-06-01, 2 months old; needs more than 6"
+            "(2026-08-01 … 2026-08-10); created 2026-01-05, 7 months 15 days old") in result.stdout
+    assert ("near miss: task-002-young: age: created 2026-06-01, 2 months 19 days old; needs more than 6"
             " (old enough from 2026-12-02)") in result.stdout
     assert "near miss: task-003-old-flaky: history: failed a run on 2026-08-09 (4/5)" in \
         result.stdout
@@ -257,7 +277,7 @@ def test_archive_then_restore_leaves_everything_as_it_was(repo, cli):
     assert set(after_gc["tasks"]) == {"task-002-young", "task-003-old-flaky"}
     log = (repo / "archive" / "ARCHIVE-LOG.md").read_text()
     assert log.splitlines()[-1] == \
-        "2026-08-20 — Archived task-001-old-steady (10/10 pass, 7 months old)"
+        "2026-08-20 — Archived task-001-old-steady (10/10 pass, 7 months 15 days old)"
 
     # the loader and validate see the archive: the next gc has nothing more, list skips it
     listed = cli("list", "--json", cwd=repo)
@@ -273,7 +293,7 @@ def test_archive_then_restore_leaves_everything_as_it_was(repo, cli):
     assert [p.name for p in (repo / "archive").iterdir()] == ["ARCHIVE-LOG.md"]
     log_lines = (repo / "archive" / "ARCHIVE-LOG.md").read_text().splitlines()
     assert log_lines[-2:] == [
-        "2026-08-20 — Archived task-001-old-steady (10/10 pass, 7 months old)",
+        "2026-08-20 — Archived task-001-old-steady (10/10 pass, 7 months 15 days old)",
         ("2026-09-01 — Restored task-001-old-steady (its baseline must be re-recorded: ci-eval "
          "baseline update task-001-old-steady)")]
     assert sum(1 for line in log_lines if line.startswith("2026-")) == 2
@@ -288,7 +308,7 @@ def test_gc_json_reports_what_it_did(repo, cli):
     data = json.loads(cli("gc", "--json", "--today", "2026-08-20", cwd=repo).stdout)
     assert data["archived"] == ["task-001-old-steady"] and data["dry_run"] is False
     assert data["log_lines"] == [
-        "2026-08-20 — Archived task-001-old-steady (10/10 pass, 7 months old)"]
+        "2026-08-20 — Archived task-001-old-steady (10/10 pass, 7 months 15 days old)"]
     assert [e["task"] for e in data["near_misses"]] == ["task-002-young", "task-003-old-flaky"]
     again = json.loads(cli("gc", "--json", "--today", "2026-08-20", cwd=repo).stdout)
     assert again["archived"] == []  # the archived task is no longer in tasks/

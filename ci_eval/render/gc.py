@@ -78,7 +78,7 @@ def archive_pr(plan: GcPlan) -> tuple[str, str]:
 def _candidate_row(e: TaskEvaluation) -> str:
     created = e.created.isoformat() if e.created else "—"
     return (f"| `{e.task}` | {_md(counts(e.points))} ({e.passing}/{e.window} pass) | "
-            f"{trend_line(e.points)} | {created} | {e.months_old} months |")
+            f"{trend_line(e.points)} | {created} | {e.age or '—'} |")
 
 
 def _md(text: str) -> str:

@@ -5,7 +5,7 @@
 
 Archiving a task moves tasks/task-NNN-name to archive/task-NNN-name (a rename: same file system,
 the folder is untouched), drops its baseline.json entry and appends
-`YYYY-MM-DD — Archived task-NNN-name (10/10 pass, N months old)` to archive/ARCHIVE-LOG.md.
+`YYYY-MM-DD — Archived task-NNN-name (10/10 pass, N months D days old)` to archive/ARCHIVE-LOG.md.
 Restoring moves it back and appends `YYYY-MM-DD — Restored task-NNN-name (...)`; the baseline
 entry is not brought back (it was recorded against an older agent): re-record it.
 

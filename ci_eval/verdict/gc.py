@@ -14,7 +14,8 @@ month N months later, or the last day of that month when it is shorter (the usua
 dateutil's relativedelta has it). So created 2026-01-31 is 6 months old on 2026-07-31 (not on
 07-30) and eligible from 2026-08-01; created 2026-08-29, -30 or -31 are all 6 months old on
 2027-02-28 and eligible from 2027-03-01. `months_old` is the number of whole months completed
-(what the archive log line says: "7 months old").
+and `age_text` adds the days since the last of them (what the log lines say: "6 months 1 day
+old" for six months and a day, "7 months old" on the day itself).
 
 Near-misses (listed by the dry run with what they lack): tasks that are not candidates but lack
 only a little, and passed every run of at least one recorded run: every run available in the
@@ -65,6 +66,20 @@ def months_old(created: dt.date, today: dt.date) -> int:
     return max(months, 0)
 
 
+def age_text(created: dt.date, today: dt.date) -> str:
+    """Whole calendar months and the days after them: "6 months 1 day", "7 months", "12 days"."""
+    months = months_old(created, today)
+    days = max((today - add_months(created, months)).days, 0)
+    parts = [_count(months, "month")] if months else []
+    if days or not months:
+        parts.append(_count(days, "day"))
+    return " ".join(parts)
+
+
+def _count(n: int, unit: str) -> str:
+    return f"{n} {unit}" if n == 1 else f"{n} {unit}s"
+
+
 def old_enough(created: dt.date, today: dt.date, months: int = MIN_AGE_MONTHS) -> bool:
     """MORE than `months` calendar months old: exactly `months` is not enough."""
     return today > add_months(created, months)
@@ -83,6 +98,7 @@ class TaskEvaluation:
     task: str
     created: dt.date | None
     months_old: int | None
+    age: str | None  # age_text: "6 months 1 day"
     old_enough: bool
     passing: int  # window runs in which the task passed every run
     window: int  # runs the rule asks for (WINDOW)
@@ -98,9 +114,9 @@ class TaskEvaluation:
     @property
     def evidence(self) -> str:
         """e.g. "passed every run in 10/10 recorded runs (2026-01-05 … 2026-03-01); created
-        2025-06-01, 9 months old"."""
+        2025-06-01, 9 months 3 days old"."""
         span = f" ({self.dates[0]} … {self.dates[-1]})" if self.dates else ""
-        age = (f"created {self.created.isoformat()}, {self.months_old} months old"
+        age = (f"created {self.created.isoformat()}, {self.age} old"
                if self.created else "no created date")
         return f"passed every run in {self.passing}/{self.window} recorded runs{span}; {age}"
 
@@ -111,6 +127,7 @@ class TaskEvaluation:
             "near_miss": self.near_miss,
             "created": self.created.isoformat() if self.created else None,
             "months_old": self.months_old,
+            "age": self.age,
             "old_enough": self.old_enough,
             "passing_runs": self.passing,
             "window": self.window,
@@ -175,12 +192,13 @@ def _evaluate(task: str, created: dt.date | None, points: list[TaskRecord | None
               dates: tuple[str, ...], today: dt.date, window: int,
               missing: int) -> TaskEvaluation:
     lacks = []
-    age = months_old(created, today) if created else None
+    months = months_old(created, today) if created else None
+    age = age_text(created, today) if created else None
     is_old = created is not None and old_enough(created, today)
     if created is None:
         lacks.append("no created date in metadata.json")
     elif not is_old:
-        lacks.append(f"age: created {created.isoformat()}, {age} months old; needs more than "
+        lacks.append(f"age: created {created.isoformat()}, {age} old; needs more than "
                      f"{MIN_AGE_MONTHS} (old enough from {eligible_from(created).isoformat()})")
     bad = [(d, p) for d, p in zip(dates, points) if p is None or not p.passed_every_run]
     if bad:
@@ -190,7 +208,7 @@ def _evaluate(task: str, created: dt.date | None, points: list[TaskRecord | None
                      f"({missing} missing)")
     passing = len(points) - len(bad)
     near = bool(lacks) and passing > 0 and (not bad or (is_old and len(bad) <= NEAR_MISS_RUNS))
-    return TaskEvaluation(task, created, age, is_old, passing, window, tuple(points), dates,
+    return TaskEvaluation(task, created, months, age, is_old, passing, window, tuple(points), dates,
                           tuple(lacks), near)
 
 
@@ -209,9 +227,9 @@ def _describe_run(date: str, point: TaskRecord | None) -> str:
 
 
 def archive_log_line(today: dt.date, evaluation: TaskEvaluation) -> str:
-    """`YYYY-MM-DD — Archived task-NNN-name (10/10 pass, N months old)`."""
+    """`YYYY-MM-DD — Archived task-NNN-name (10/10 pass, N months D days old)`."""
     return (f"{today.isoformat()} — Archived {evaluation.task} "
-            f"({evaluation.passing}/{evaluation.window} pass, {evaluation.months_old} months old)")
+            f"({evaluation.passing}/{evaluation.window} pass, {evaluation.age} old)")
 
 
 def restore_log_line(today: dt.date, task: str) -> str:
