@@ -17,6 +17,7 @@ def cli(*args, cwd, env=None):
     import os
 
     full_env = {k: v for k, v in os.environ.items() if k != "GITHUB_SHA"}
+    full_env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])  # this checkout, not an install
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", "ci_eval", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, check=False, timeout=60, env=full_env)
@@ -74,6 +75,13 @@ def single(root, base, outcomes, **kw):
     write_results(root, "task-001-a", outcomes)
     result = cli("compare", "--format", "json", cwd=root)
     return result, json.loads(result.stdout) if result.stdout else None
+
+
+def test_json_interval_of_ten_out_of_ten_is_exactly_one(root):
+    result, data = single(root, (10, 10), "p" * 10)
+    assert result.returncode == 0, result.stderr
+    assert data["tasks"][0]["current"]["interval_95"][1] == 1.0
+    assert '0.9999999999999999' not in result.stdout
 
 
 # --- the rule at its edges ----------------------------------------------------------------------

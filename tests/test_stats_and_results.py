@@ -44,6 +44,12 @@ def test_wilson_interval_and_percentile():
     low, high = stats.wilson_interval(4, 5)
     assert 0.37 < low < 0.38 and 0.96 < high < 0.97
     assert stats.wilson_interval(0, 0) == (0.0, 1.0)
+    for runs in range(1, 101):  # exact at the bounds, not 0.9999999999999999
+        assert stats.wilson_interval(runs, runs)[1] == 1.0
+        assert stats.wilson_interval(0, runs)[0] == 0.0
+        for passes in range(1, runs):
+            low, high = stats.wilson_interval(passes, runs)
+            assert 0.0 < low < passes / runs < high < 1.0
     assert stats.percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 95) == 10
     assert stats.percentile([], 95) is None
 

@@ -28,14 +28,20 @@ def pass_rate(passes: int, runs: int) -> Fraction | None:
 
 
 def wilson_interval(passes: int, runs: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """95% Wilson score interval for a binomial proportion."""
+    """95% Wilson score interval for a binomial proportion.
+
+    Exact at the bounds: with every run passing the upper end is 1.0 and with none the lower end
+    is 0.0 (algebraically so; in floating point centre + half gives 0.9999999999999999 for 10/10).
+    """
     if runs == 0:
         return (0.0, 1.0)
     p = passes / runs
     denom = 1 + z * z / runs
     centre = (p + z * z / (2 * runs)) / denom
     half = z * math.sqrt(p * (1 - p) / runs + z * z / (4 * runs * runs)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    low = 0.0 if passes == 0 else max(0.0, centre - half)
+    high = 1.0 if passes == runs else min(1.0, centre + half)
+    return (low, high)
 
 
 def percentile(values: list[float], q: float) -> float | None:
