@@ -24,6 +24,7 @@ class ChangedFile(Protocol):
     status: str
     added: int
     removed: int
+    old_path: str  # where a renamed file was ("" when it was not renamed)
 
 
 class Diff(Protocol):
@@ -75,9 +76,11 @@ def matches(path: str, globs: Iterable[str]) -> bool:
 
 
 def files_in(diff: Diff, globs: Iterable[str] = ()) -> list:
-    """The changed files, only those matching `globs` when given."""
+    """The changed files, only those matching `globs` when given (a renamed file by either of
+    its paths: moving a test out of tests/ changes tests/)."""
     globs = tuple(globs)
-    return [f for f in diff.files if not globs or matches(f.path, globs)]
+    return [f for f in diff.files
+            if not globs or matches(f.path, globs) or (f.old_path and matches(f.old_path, globs))]
 
 
 def added_lines(text: str) -> list[tuple[str, str]]:
@@ -87,6 +90,8 @@ def added_lines(text: str) -> list[tuple[str, str]]:
     for line in text.split("\n"):
         if line.startswith("diff --git a/"):
             path, in_hunk = _header_path(line), False
+        elif line.startswith("rename to ") and not in_hunk:
+            path = line[len("rename to "):]
         elif line.startswith("@@"):
             in_hunk = True
         elif in_hunk and line.startswith("+"):
@@ -95,7 +100,7 @@ def added_lines(text: str) -> list[tuple[str, str]]:
 
 
 def _header_path(line: str) -> str:
-    """`diff --git a/P b/P` -> P (both sides are the same path: no renames are recorded)."""
+    """`diff --git a/P b/P` -> P (a rename's new path comes from its `rename to` line)."""
     rest = line[len("diff --git a/"):]
     half = (len(rest) - len(" b/")) // 2
     if half > 0 and rest[half:half + 3] == " b/":

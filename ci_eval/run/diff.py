@@ -6,7 +6,8 @@ the agent's own commits, `assume-unchanged` or `info/exclude` would hide changes
 are walked without following links; the workspace's top-level `.git` (the agent's) is left out.
 The text is git-style (`diff --git a/p b/p`, `new file mode`, `deleted file mode`, `old mode` /
 `new mode`, unified hunks, `Binary files a/p and b/p differ`), so people and rubric criteria read
-it as they read `git diff`.
+it as they read `git diff`. A deleted and an added text file with the same or mostly the same
+lines are one rename, as git shows it (ci_eval/run/renames.py).
 
 Bounds: at most MAX_ENTRIES paths are compared, at most BYTE_BUDGET bytes read in all, files over
 TEXT_CAP bytes are compared but not shown line by line, each file's line diff is bounded
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_eval.run.linediff import unified_diff
+from ci_eval.run.renames import fold_renames
 
 DIFF_CAP_BYTES = 64 * 1024
 TEXT_CAP = 1024 * 1024  # bigger files are compared, and reported as changed, but not diffed
@@ -35,10 +37,11 @@ AGENT_GIT_DIR = ".git"
 @dataclass(frozen=True)
 class FileChange:
     path: str
-    status: str  # "added" | "deleted" | "modified" | "mode" (only the mode changed)
+    status: str  # "added" | "deleted" | "modified" | "mode" (only the mode changed) | "renamed"
     added: int = 0  # lines (0 for binary and large files)
     removed: int = 0
     binary: bool = False
+    old_path: str = ""  # where a renamed file was
 
 
 @dataclass
@@ -87,20 +90,22 @@ def workspace_diff(pristine: Path, workspace: Path, *, cap: int = DIFF_CAP_BYTES
     budget = _Budget(byte_budget, seconds)
     before = _walk(Path(pristine), result)
     after = _walk(Path(workspace), result)
-    chunks: list[bytes] = []
-    size = 0
+    changes = []
     for path in sorted(set(before) | set(after)):
         change, text = _compare(path, before.get(path), after.get(path), Path(pristine),
                                 Path(workspace), budget)
-        if change is None:
-            continue
+        if change is not None:
+            changes.append((change, text))
+        if budget.exhausted:
+            break
+    chunks: list[bytes] = []
+    size = 0
+    for change, text in fold_renames(changes, Path(pristine), Path(workspace), hunks=_hunks):
         result.files.append(change)
         data = text.encode("utf-8", errors="replace")
         if size < cap:
             chunks.append(data[: cap - size])
         size += len(data)
-        if budget.exhausted:
-            break
     if budget.exhausted:
         result.notes.append(f"diff stopped: {budget.exhausted}; later files not compared")
     result.truncated = result.truncated or size > cap or bool(budget.exhausted)
@@ -236,11 +241,17 @@ def _compare(path: str, old: _Entry | None, new: _Entry | None, pristine: Path,
         text_a.splitlines(keepends=True), text_b.splitlines(keepends=True),
         fromfile="/dev/null" if old is None else f"a/{path}",
         tofile="/dev/null" if new is None else f"b/{path}")
+    added, removed, body = _hunks(lines)
+    return FileChange(path, status, added, removed), head + body
+
+
+def _hunks(lines: list[str]) -> tuple[int, int, str]:
+    """Unified-diff lines -> (added lines, removed lines, the text as git shows it)."""
     added = sum(1 for line in lines if line.startswith("+") and not line.startswith("+++"))
     removed = sum(1 for line in lines if line.startswith("-") and not line.startswith("---"))
     body = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
                    for line in lines)
-    return FileChange(path, status, added, removed), head + body
+    return added, removed, body
 
 
 def _as_text(data: bytes | None) -> str | None:
