@@ -29,6 +29,7 @@ import importlib.util
 import itertools
 import os
 import re
+import shlex
 import shutil
 import sys
 import tempfile
@@ -70,15 +71,20 @@ def _tail(text: str, limit: int = 800) -> str:
 
 
 def file_equals(path: str | os.PathLike, expected: str | os.PathLike, *,
-                ignore_trailing_newlines: bool = False) -> CheckResult:
+                ignore_trailing_newlines: bool = False,
+                universal_newlines: bool = False) -> CheckResult:
     """`path` (in the workspace) equals `expected`: a pathlib.Path names a file, a str is text.
-    ignore_trailing_newlines=True compares both without the newlines they end in (the fixture-
-    task format's file_equals, for tasks imported from it)."""
+    ignore_trailing_newlines=True compares both without the newlines they end in;
+    universal_newlines=True reads \r\n and \r as \n in both, as Python's text mode does (the
+    fixture-task format's file_equals, for tasks imported from it, does both)."""
     target = Path(path)
-    actual = _workspace_text(target)
+    actual = _workspace_text(target, universal_newlines)
     if not isinstance(actual, str):
         return actual
-    expected_text = Path(expected).read_text() if isinstance(expected, os.PathLike) else expected
+    expected_text = (Path(expected).read_bytes().decode("utf-8", errors="replace")
+                     if isinstance(expected, os.PathLike) else expected)
+    if universal_newlines:
+        expected_text = _universal(expected_text)
     if ignore_trailing_newlines:
         actual, expected_text = actual.rstrip("\n"), expected_text.rstrip("\n")
     if actual == expected_text:
@@ -112,10 +118,12 @@ def first_difference(actual: str, expected: str) -> str:
             f"{len(want_lines) + 1}: {extra.rstrip(chr(13) + chr(10))!r})")
 
 
-def regex_match(path: str | os.PathLike, pattern: str, flags: int = re.MULTILINE) -> CheckResult:
-    """Some part of the file at `path` matches `pattern` (re.search, MULTILINE by default)."""
+def regex_match(path: str | os.PathLike, pattern: str, flags: int = re.MULTILINE, *,
+                universal_newlines: bool = False) -> CheckResult:
+    """Some part of the file at `path` matches `pattern` (re.search, MULTILINE by default);
+    universal_newlines=True reads \r\n and \r as \n first, as Python's text mode does."""
     target = Path(path)
-    text = _workspace_text(target)
+    text = _workspace_text(target, universal_newlines)
     if not isinstance(text, str):
         return text
     if re.search(pattern, text, flags):
@@ -123,7 +131,11 @@ def regex_match(path: str | os.PathLike, pattern: str, flags: int = re.MULTILINE
     return failed(f"{target}: no match for {pattern!r}")
 
 
-def _workspace_text(target: Path) -> str | CheckResult:
+def _universal(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _workspace_text(target: Path, universal_newlines: bool = False) -> str | CheckResult:
     """A workspace file's text, or the failed CheckResult saying why it cannot be read: missing,
     a symlink (never followed: it could point at a file the agent must not quote), not a regular
     file, or larger than READ_CAP_BYTES."""
@@ -133,15 +145,22 @@ def _workspace_text(target: Path) -> str | CheckResult:
         return failed(f"{target}: {str(exc).split(': ', 1)[-1]}")
     if data is None:
         return failed(f"{target}: file is missing")
-    return data.decode("utf-8", errors="replace")
+    text = data.decode("utf-8", errors="replace")
+    return _universal(text) if universal_newlines else text
 
 
-def shell_exit_zero(cmd: str, timeout: float = 10, *, env: dict | None = None,
+def shell_exit_zero(cmd: str | list[str], timeout: float = 10, *, env: dict | None = None,
                     shell: str = "bash") -> CheckResult:
-    """`cmd` run by `shell` (bash; "sh" for the POSIX shell, as the fixture-task format's
-    subprocess.run(shell=True) does) in the workspace exits 0 within `timeout` seconds.
-    Whatever it left running is ended when it is done."""
-    step = run_step([shell, "-c", cmd], timeout=timeout, env=env)
+    """`cmd` run by `shell` (bash; "sh" for the POSIX shell) in the workspace exits 0 within
+    `timeout` seconds; a list is an argv run as it is, without a shell (the fixture-task format's
+    `argv`). Whatever it left running is ended when it is done."""
+    argv = list(cmd) if isinstance(cmd, (list, tuple)) else [shell, "-c", cmd]
+    if isinstance(cmd, (list, tuple)):
+        cmd = shlex.join(cmd)
+    try:
+        step = run_step(argv, timeout=timeout, env=env)
+    except (FileNotFoundError, PermissionError) as exc:
+        return failed(f"`{cmd}` could not be started: {exc.strerror or exc}")
     if step.code is None:
         return failed(f"`{cmd}` did not finish within {timeout:g}s")
     if step.code == 0:

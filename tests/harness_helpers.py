@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+CHECKOUT = str(Path(__file__).resolve().parents[1])
 
 PASSING_CHECKS = 'from ci_eval.checks import file_equals, main\nmain(file_equals("greet.txt", "hello\\n"))\n'
 
@@ -52,6 +55,10 @@ def _write(path: Path, text: str | bytes) -> None:
 
 
 def cli(*args: str, cwd: Path, env: dict | None = None, timeout: float = 120):
+    """`python -m ci_eval ARGS` of this checkout (first on PYTHONPATH, as conftest's `cli`)."""
+    env = dict(os.environ if env is None else env)
+    env["PYTHONPATH"] = os.pathsep.join([CHECKOUT] + ([env["PYTHONPATH"]]
+                                                      if env.get("PYTHONPATH") else []))
     return subprocess.run([sys.executable, "-m", "ci_eval", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout, check=False)
 

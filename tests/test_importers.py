@@ -73,7 +73,7 @@ def test_the_imported_tasks_are_native_and_keep_the_upstream_semantics(imported)
     root, _ = imported
     fizz = task_path(root, "fizzbuzz-off-by-one")
     assert (fizz / "repo-state" / "fizzbuzz.py").read_text().count("range(1, n)") == 1
-    assert "regex_match('fizzbuzz.py', 'range\\\\(1, n \\\\+ 1\\\\)', flags=0)" in (
+    assert "regex_match('fizzbuzz.py', 'range\\\\(1, n \\\\+ 1\\\\)', flags=re.MULTILINE" in (
         fizz / "checks.py").read_text()
     typo = task_path(root, "error-message-typo")
     assert "ignore_trailing_newlines=True" in (typo / "checks.py").read_text()
@@ -210,6 +210,18 @@ def test_numbers_also_skip_baseline_entries(tmp_path, cli):
     (lambda t: (t / "task.json").write_text(json.dumps({"id": "x", "goal": "g", "verifier": {
         "name": "file_equals", "args": {"path": "../etc/passwd"}}})),
      ["$.verifier.args.path", "relative path"]),
+    (lambda t: (t / "task.json").write_text(json.dumps({"id": "x", "goal": "g", "verifier": {
+        "name": "shell_exit_zero", "args": {"argv": "python3 check.py"}}})),
+     ["task.json", "$.verifier.args.argv", "non-empty list of non-empty strings"]),
+    (lambda t: (t / "task.json").write_text(json.dumps({"id": "x", "goal": "g", "verifier": {
+        "name": "shell_exit_zero", "args": {"argv": ["python3", 3]}}})),
+     ["task.json", "$.verifier.args.argv", "non-empty list"]),
+    (lambda t: (t / "task.json").write_text(json.dumps({"id": "x", "goal": "g", "verifier": {
+        "name": "shell_exit_zero", "args": {"argv": ["true"], "timeout_seconds": "soon"}}})),
+     ["task.json", "$.verifier.args.timeout_seconds", "float()"]),
+    (lambda t: (t / "task.json").write_text(json.dumps({"id": "x", "goal": "g", "verifier": {
+        "name": "shell_exit_zero", "args": {"timeout_seconds": 5}}})),
+     ["task.json", "$.verifier.args.argv", "required by shell_exit_zero"]),
     (lambda t: (t / "buggy" / "link.py").symlink_to("/etc/hostname"),
      ["link.py", "symbolic link"]),
     (lambda t: shutil.rmtree(t / "expected"), ["expected/a.py is missing"]),

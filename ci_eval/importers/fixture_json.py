@@ -7,19 +7,34 @@ The source format: a task is a folder holding task.json
 
 with buggy/ (the files the agent starts from) and, for file_equals, expected/ (the fixed files).
 SRC is one such folder, a folder of them, or a folder of <id>.json files beside <id>/ folders
-(a `tasks/` folder inside SRC is looked into too). Verifiers and their args:
+(a `tasks/` folder inside SRC is looked into too). Verifiers and their args, with the meaning the
+original harness (main.py of the fixture-task lesson) gives them; files are read in Python's
+text mode there, so \r\n and \r read as \n:
 
-  file_equals      {path, expected?}  the workspace file equals expected/<expected or path>,
-                   trailing newlines ignored
-  regex_match      {path, pattern}    re.search(pattern, the file's text), no flags
-  shell_exit_zero  {cmd, timeout_seconds?=10}  `sh -c cmd` in the workspace exits 0 in time
+  file_equals      {path, normalize_trailing_newline?=true}  the workspace file equals
+                   expected/<path>; normalized, both end in exactly one newline. The flag is read
+                   as Python's bool(): the string "false" is true there, and here (warned).
+  regex_match      {path, pattern}    re.search(pattern, the file's text, re.MULTILINE)
+  shell_exit_zero  {argv, timeout_seconds?=10}  argv (a list, no shell) run in the workspace
+                   exits 0 within the timeout; a missing program fails
 
-Each becomes a task whose checks.py calls the ci_eval.checks helper with the upstream semantics
-(file_equals(..., ignore_trailing_newlines=True), regex_match(..., flags=0),
-shell_exit_zero(..., shell="sh")), so every verdict is the one the original harness gives, its
-false positives and negatives included: the report warns about the text verifiers. buggy/
-becomes repo-state/; the solution is the patch from buggy/ to expected/ when expected/ exists,
-else a placeholder solve.sh that `ci-eval validate` reports until someone writes one.
+Each becomes a task whose checks.py calls the ci_eval.checks helper with those semantics, so
+every verdict is the one the original harness gives, its false positives and negatives included:
+the report warns about the text verifiers and about every argument read differently from how it
+looks. Arguments the original ignores are ignored (and warned about), `expected` among them:
+file_equals always compares with expected/<path> there. One extension is kept from this
+project's own samples: shell_exit_zero {cmd} (or {command}), run as `sh -c cmd`; the original
+reads only `argv` and fails every candidate of such a task, which the report says. buggy/
+becomes repo-state/; the solution is the patch from buggy/ to expected/ when expected/ exists
+(as the original's reference candidate, it copies expected/ over buggy/ and deletes nothing),
+else a placeholder solve.sh that `ci-eval validate` reports until someone writes one. A source
+id that already starts with a task number (`task_001_fizzbuzz`) loses it: the folder is
+task-NNN-fizzbuzz, not task-NNN-task-001-fizzbuzz.
+
+Deliberate differences, for the trust model (docs/grading.md "fixture-json"): a symlinked or non-UTF-8 file
+in the workspace fails the text verifiers here (the original follows the link or crashes), and
+malformed arguments (a relative path that leaves the task, an invalid regex, an argv that is not
+a non-empty list of strings) are refused with exit 2 instead of a task that fails every time.
 """
 
 from __future__ import annotations
@@ -51,9 +66,10 @@ NAME = "fixture-json"
 SUMMARY = "fixture tasks: task.json {id, goal, verifier {name, args}}, buggy/, expected/"
 TASK_FILE = "task.json"
 DEFAULT_TIMEOUT = 10
-ARGS = {"file_equals": (("path",), ("expected",)),
+ARGS = {"file_equals": (("path",), ("normalize_trailing_newline",)),
         "regex_match": (("path", "pattern"), ()),
-        "shell_exit_zero": (("cmd",), ("timeout_seconds",))}
+        "shell_exit_zero": ((), ("argv", "cmd", "timeout_seconds"))}
+TASK_NUMBER_PREFIX = re.compile(r"task-\d+-")
 TEXT_VERIFIERS = ("file_equals", "regex_match")
 
 
@@ -122,21 +138,23 @@ def _task_json(path: Path) -> dict:
     if not isinstance(args, dict):
         raise UserError("expected an object", path=path, field="$.verifier.args")
     name = verifier["name"]
+    ignored: list[str] = []
     if name in ARGS:
         required, optional = ARGS[name]
+        args = dict(args)
         if name == "shell_exit_zero" and "command" in args and "cmd" not in args:
             args = {"cmd": args.pop("command"), **args}
-        for key in args:
-            if key not in required + optional:
-                raise UserError(f"unknown argument of {name} (known: "
-                                f"{', '.join(required + optional)})", path=path,
-                                field=json_path(["verifier", "args", key]))
+        ignored = [key for key in args if key not in required + optional]
         for key in required:
             if key not in args:
                 raise UserError(f"required by {name}", path=path,
                                 field=json_path(["verifier", "args", key]))
+        if name == "shell_exit_zero" and "argv" not in args and "cmd" not in args:
+            raise UserError("required by shell_exit_zero (a list of strings; or cmd, a command "
+                            "line)", path=path, field=json_path(["verifier", "args", "argv"]))
         _check_args(name, args, path)
-    return {"id": data["id"], "goal": data["goal"], "verifier": {"name": name, "args": args}}
+    return {"id": data["id"], "goal": data["goal"], "verifier": {"name": name, "args": args},
+            "ignored": ignored}
 
 
 def _check_args(name: str, args: dict, path: Path) -> None:
@@ -157,13 +175,54 @@ def _check_args(name: str, args: dict, path: Path) -> None:
             raise UserError(f"not a valid regular expression: {exc}", path=path,
                             field=where("pattern")) from None
     if name == "shell_exit_zero":
-        if not isinstance(args["cmd"], str) or not args["cmd"].strip():
+        argv = args.get("argv")
+        if "argv" in args and (not isinstance(argv, list) or not argv
+                               or not all(isinstance(a, str) and a for a in argv)):
+            raise UserError("expected a non-empty list of non-empty strings (the command and "
+                            "its arguments, run without a shell)", path=path, field=where("argv"))
+        if "argv" not in args and (not isinstance(args["cmd"], str) or not args["cmd"].strip()):
             raise UserError("expected a command line", path=path, field=where("cmd"))
-        timeout = args.get("timeout_seconds", DEFAULT_TIMEOUT)
-        if (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                or not 0 < timeout <= 3600):
-            raise UserError("expected seconds > 0 and <= 3600", path=path,
-                            field=where("timeout_seconds"))
+        if timeout_seconds(args) is None:
+            raise UserError("expected seconds > 0 and <= 3600 (a number, or a string Python's "
+                            "float() reads)", path=path, field=where("timeout_seconds"))
+
+
+def timeout_seconds(args: dict) -> float | None:
+    """The timeout as the original reads it (float(value), default 10); None when unusable."""
+    value = args.get("timeout_seconds", DEFAULT_TIMEOUT)
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if 0 < seconds <= 3600 else None
+
+
+def normalize_trailing_newline(args: dict) -> bool:
+    """file_equals's flag as the original reads it: bool(value), default true."""
+    return bool(args.get("normalize_trailing_newline", True))
+
+
+def argument_warnings(data: dict) -> list[str]:
+    """What the import reads differently from how it looks, as the original harness does."""
+    name, args = data["verifier"]["name"], data["verifier"]["args"]
+    found = [f"argument {key!r} is not one {name} reads: ignored, as the original ignores it"
+             + (" (file_equals compares with expected/<path>)" if key == "expected" else "")
+             for key in data["ignored"]]
+    flag = args.get("normalize_trailing_newline")
+    if "normalize_trailing_newline" in args and not isinstance(flag, bool):
+        found.append(f"normalize_trailing_newline is {json.dumps(flag)}, not true or false: the "
+                     f"original reads bool({flag!r}) = {bool(flag)}, and so does this import")
+    if isinstance(args.get("timeout_seconds"), str):
+        found.append(f"timeout_seconds is the string {args['timeout_seconds']!r}: read as "
+                     f"float(), {timeout_seconds(args):g}s, as the original does")
+    if name == "shell_exit_zero" and "argv" not in args:
+        found.append("cmd is this project's extension: the original reads only argv and fails "
+                     "every candidate of this task; imported as `sh -c cmd`")
+    elif name == "shell_exit_zero" and "cmd" in args:
+        found.append("cmd is ignored: argv is what the original runs")
+    return found
 
 
 def _task(data: dict, task_file: Path, folder: Path, today: dt.date) -> ImportedTask:
@@ -172,14 +231,14 @@ def _task(data: dict, task_file: Path, folder: Path, today: dt.date) -> Imported
     expected = (read_tree(folder / "expected", label="expected/")
                 if (folder / "expected").is_dir() else None)
     files = {f"repo-state/{rel}": content for rel, content in buggy.items()}
-    task = ImportedTask(data["id"], kebab(data["id"]), files)
+    task = ImportedTask(data["id"], folder_name(data["id"]), files)
+    task.warnings.extend(argument_warnings(data))
     files["prompt.md"] = (data["goal"].strip() + "\n").encode("utf-8")
     if name == "file_equals":
-        wanted = args.get("expected", args["path"])
+        wanted = args["path"]
         if expected is None or wanted not in expected:
             raise UserError(f"expected/{wanted} is missing (file_equals compares with it)",
-                            path=folder, field=json_path(["verifier", "args", "expected"
-                                                          if "expected" in args else "path"]))
+                            path=folder, field=json_path(["verifier", "args", "path"]))
         files[f"expected/{wanted}"] = expected[wanted]
     files["checks.py"] = checks_text(data["id"], name, args).encode("utf-8")
     patch = file_patch(buggy, expected) if expected is not None else ""
@@ -206,10 +265,16 @@ def _task(data: dict, task_file: Path, folder: Path, today: dt.date) -> Imported
                        "verifier": data["verifier"]},
     }
     if name == "shell_exit_zero":
-        timeout = args.get("timeout_seconds", DEFAULT_TIMEOUT)
-        metadata["timeout_seconds"] = {"checks": max(120, timeout + 30)}
+        metadata["timeout_seconds"] = {"checks": max(120, int(timeout_seconds(args)) + 30)}
     files["metadata.json"] = metadata_json(metadata)
     return task
+
+
+def folder_name(source_id: str) -> str:
+    """The task folder's name after task-NNN-: the id in kebab case, without a task number it
+    already starts with ("task_001_fizzbuzz_offbyone" -> "fizzbuzz-offbyone")."""
+    name = kebab(source_id)
+    return TASK_NUMBER_PREFIX.sub("", name, count=1) if TASK_NUMBER_PREFIX.match(name) else name
 
 
 def checks_text(source_id: str, name: str, args: dict) -> str:
@@ -219,13 +284,18 @@ def checks_text(source_id: str, name: str, args: dict) -> str:
             "(so every verdict is the original harness's, its false positives and negatives "
             'included)."""\n\n')
     if name == "file_equals":
-        expected = args.get("expected", args["path"])
+        path, normalize = args["path"], normalize_trailing_newline(args)
         return (head + "from ci_eval.checks import file_equals, main, task_dir\n\n"
-                f"main(file_equals({args['path']!r}, task_dir() / 'expected' / {expected!r},\n"
-                "                 ignore_trailing_newlines=True))\n")
+                f"main(file_equals({path!r}, task_dir() / 'expected' / {path!r},\n"
+                f"                 ignore_trailing_newlines={normalize!r}, "
+                "universal_newlines=True))\n")
     if name == "regex_match":
-        return (head + "from ci_eval.checks import main, regex_match\n\n"
-                f"main(regex_match({args['path']!r}, {args['pattern']!r}, flags=0))\n")
-    timeout = args.get("timeout_seconds", DEFAULT_TIMEOUT)
+        return (head + "import re\n\nfrom ci_eval.checks import main, regex_match\n\n"
+                f"main(regex_match({args['path']!r}, {args['pattern']!r}, flags=re.MULTILINE,\n"
+                "                 universal_newlines=True))\n")
+    timeout = timeout_seconds(args)
+    if "argv" in args:
+        return (head + "from ci_eval.checks import main, shell_exit_zero\n\n"
+                f"main(shell_exit_zero({args['argv']!r}, timeout={timeout!r}))\n")
     return (head + "from ci_eval.checks import main, shell_exit_zero\n\n"
             f"main(shell_exit_zero({args['cmd']!r}, timeout={timeout!r}, shell='sh'))\n")
