@@ -73,8 +73,8 @@ def pair_renames(old: dict[str, str], new: dict[str, str]) -> list[tuple[str, st
         return pairs
     lines = {("a", p): Counter(old[p].splitlines()) for p in left_old}
     lines.update({("b", p): Counter(new[p].splitlines()) for p in left_new})
-    scored = sorted(((-similarity(lines["a", o], lines["b", n]), o, n)
-                     for o in left_old for n in left_new))
+    scored = sorted((-similarity(lines["a", o], lines["b", n]), o, n)
+                     for o in left_old for n in left_new)
     used_old, used_new = set(), set()
     for score, o, n in scored:
         if -score < RENAME_SIMILARITY:
