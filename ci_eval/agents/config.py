@@ -25,6 +25,12 @@ Format (every key optional; a missing file means no named agents):
       env: [MY_TOOL_HOME]            # variables let through to checks.py
     failure_logs: .ci-eval/failure-logs   # folder of failure logs (`ci-eval new-task`), relative
                                           # to the repo root; this is the default
+    runner: local                    # local | docker: where tasks run when neither --runner nor
+                                     # the task's metadata.json says (docs/docker.md)
+
+An agent entry may also say `placement: host | container` (docker runner only; default host):
+host runs it in the local sandbox, container runs its command in a container of the task's
+image with the workspace mounted (docs/docker.md).
 
 A `command` string is a bash script (`bash -c`, as a workflow `run:` step): $VARS such as
 $CI_EVAL_PROMPT_FILE, pipes and redirections work; it runs in the workspace. A string without
@@ -77,9 +83,13 @@ CONFIG_NAMES = (CONFIG_FILE, "ci-eval.yml", ".ci-eval.yaml", ".ci-eval.yml")  # 
 BUILTIN_AGENTS = ("reference", "noop")
 # Always passed to agents and checks; everything else must be allow-listed by name.
 BASE_ENV_ALLOWLIST = ("PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "SHELL")
-TOP_LEVEL_KEYS = ("agents", "default_agent", "checks", "budget", "pricing", "failure_logs")
+TOP_LEVEL_KEYS = ("agents", "default_agent", "checks", "budget", "pricing", "failure_logs",
+                  "runner")
+RUNNER_NAMES = ("local", "docker")
+PLACEMENTS = ("host", "container")
 DEFAULT_FAILURE_LOGS = ".ci-eval/failure-logs"
-AGENT_KEYS = ("command", "preset", "model", "args", "timeout_seconds", "env", "usage")
+AGENT_KEYS = ("command", "preset", "model", "args", "timeout_seconds", "env", "usage",
+              "placement")
 CHECKS_KEYS = ("env",)
 USAGE_MODES = ("file", "none")
 AGENT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -97,6 +107,7 @@ class AgentConfig:
     model: str | None = None  # presets: passed to the tool
     args: tuple[str, ...] = ()  # presets: extra arguments for the tool
     shell: bool = False  # command is ("bash", "-c", script): a command string
+    placement: str = "host"  # docker runner: "host" (local sandbox) or "container" (the image)
 
     @property
     def identity(self) -> str:
@@ -129,6 +140,7 @@ class Config:
     budget: Budget = field(default_factory=Budget)
     pricing: dict[str, ModelPrice] = field(default_factory=dict)
     failure_logs: str = DEFAULT_FAILURE_LOGS  # relative to the repo root (or absolute)
+    runner: str | None = None  # the default runner (None: local)
 
 
 def builtin_agent(name: str) -> AgentConfig:
@@ -233,9 +245,14 @@ def parse_config(data: Any, path: Path | str = CONFIG_FILE) -> Config:
     if not isinstance(failure_logs, str) or not failure_logs.strip():
         raise UserError(f"expected a folder path, got {got(failure_logs)}", path=path,
                         field="failure_logs")
+    runner = data.get("runner")
+    if runner is not None and runner not in RUNNER_NAMES:
+        raise UserError(f"expected one of {', '.join(RUNNER_NAMES)}, got {got(runner)}",
+                        path=path, field="runner")
     return Config(agents=agents, default_agent=default, checks_env=checks_env,
                   budget=parse_budget(data.get("budget"), path),
-                  pricing=parse_pricing(data.get("pricing"), path), failure_logs=failure_logs)
+                  pricing=parse_pricing(data.get("pricing"), path), failure_logs=failure_logs,
+                  runner=runner)
 
 
 def resolve_agent(config: Config, name: str | None, command: str | None) -> AgentConfig:
@@ -290,6 +307,13 @@ def _parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
             f"expected a mapping with a 'command', got {got(spec)}", path=path, field=where
         )
     check_keys(spec, AGENT_KEYS, path, prefix=f"{where}.")
+    placement = spec.get("placement", "host")
+    if placement not in PLACEMENTS:
+        raise UserError(f"expected one of {', '.join(PLACEMENTS)}, got {got(placement)}",
+                        path=path, field=f"{where}.placement")
+    if placement == "container" and "preset" in spec:
+        raise UserError("container placement runs an agent `command` in the task's image "
+                        "(a preset's CLI runs on the host)", path=path, field=f"{where}.placement")
     if "command" in spec and "preset" in spec:
         raise UserError("cannot be given with 'command': an agent is a preset or a command",
                         path=path, field=f"{where}.preset")
@@ -325,7 +349,7 @@ def _parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
         )
     command, shell = command_value(spec["command"], path, f"{where}.command")
     return AgentConfig(name=name, command=command, timeout_seconds=timeout, env=env,
-                       usage=usage, shell=shell)
+                       usage=usage, shell=shell, placement=placement)
 
 
 def _timeout(spec: dict, path: Path | str, where: str) -> float | None:

@@ -9,6 +9,8 @@ from ci_eval.commands.options import add_json_argument, add_root_argument
 
 FORMAT_HELP = {
     "fixture-json": "task.json {id, goal, verifier {name, args}} with buggy/ and expected/",
+    "harbor": "Harbor / Terminal-Bench 2: instruction.md, task.toml, environment/Dockerfile, "
+    "tests/test.sh, solution/solve.sh (runs on the docker runner)",
     "task-yaml": "task.yaml, rubric.yaml, golden_patch.diff, repo/ (Dockerfile optional)",
 }
 
@@ -16,7 +18,8 @@ FORMAT_HELP = {
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "import",
-        help="import tasks of another format (fixture-json, task-yaml) as native task folders",
+        help="import tasks of another format (fixture-json, harbor, task-yaml) as native task "
+        "folders",
         description="Convert the tasks of SRC (one task folder, or a folder of them) into "
         "tasks/task-NNN-NAME folders with the next free numbers (archived numbers and "
         "baseline.json entries count). Formats: "

@@ -106,6 +106,13 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def add_runner_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--runner", choices=("local", "docker"), default=None,
+                        help="where tasks run: local (the namespace sandbox) or docker (each "
+                        "task's image, built before anything runs; docs/docker.md). Default: "
+                        "the task's metadata.json runner, else ci-eval.yaml runner, else local")
+
+
 def add_json_argument(parser: argparse.ArgumentParser, help_text: str = "print JSON") -> None:
     """--json: machine-readable output instead of the text for people (args.json)."""
     parser.add_argument("--json", action="store_true", help=help_text)

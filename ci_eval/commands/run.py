@@ -7,6 +7,7 @@ from ci_eval.commands.options import (
     MAX_RUNS_PER_TASK,
     add_json_format_alias,
     add_root_argument,
+    add_runner_argument,
     add_tasks_argument,
     bounded_int,
     positive_float,
@@ -73,6 +74,7 @@ def add_parser(subparsers) -> None:
                         help="run only shard I of N (as `ci-eval plan --shards N` assigns them: "
                         "balanced by the baseline's wall seconds, from --confirm-against or "
                         "baseline.json); confirmation runs stay in the shard that owns the task")
+    add_runner_argument(parser)
     parser.add_argument("--format", choices=("table", "json", "junit"), default="table",
                         help="report printed at the end (default table)")
     add_json_format_alias(parser)
@@ -194,7 +196,8 @@ def _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed) -
     from ci_eval.results.summary import summarize
     from ci_eval.run import cancellation, isolation
     from ci_eval.run.budget import RunBudget
-    from ci_eval.run.runner import RunContext, run_tasks
+    from ci_eval.run.runner import LOGS, RunContext, run_tasks
+    from ci_eval.run.runners import Runners
     from ci_eval.run.workspace import make_runs_base, remove_tree
 
     iso = isolation.detect()
@@ -204,11 +207,14 @@ def _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed) -
     budget = RunBudget(config.budget.overridden(max_runs=args.max_runs,
                                                 max_cost_usd=args.max_cost_usd,
                                                 max_cost_usd_per_run=args.max_cost_usd_per_run))
+    runners = Runners.of(iso, runs_base, out_dir / LOGS / "images", args.runner, config.runner)
     ctx = RunContext(repo_root=root, out_dir=out_dir, agent=agent, isolation=iso,
                      runs_base=runs_base, max_attempts=args.max_attempts, keep=args.keep,
                      timeout_override=args.timeout, checks_env=config.checks_env,
-                     pricing=config.pricing, budget=budget, backoff_base=_backoff_base())
+                     pricing=config.pricing, budget=budget, backoff_base=_backoff_base(),
+                     runners=runners)
     try:
+        runners.prepare(tasks, progress=lambda line: print(f"ci-eval: {line}", file=sys.stderr))
         with cancellation.on_signals():
             records = run_tasks(tasks, args.k, args.jobs, ctx, progress=Progress(),
                                 more_runs=more_runs,

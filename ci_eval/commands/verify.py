@@ -5,6 +5,7 @@ from __future__ import annotations
 from ci_eval.commands.options import (
     add_json_argument,
     add_root_argument,
+    add_runner_argument,
     add_tasks_argument,
     positive_int,
 )
@@ -26,6 +27,7 @@ def add_parser(subparsers) -> None:
     add_tasks_argument(parser)
     parser.add_argument("-j", "--jobs", type=positive_int, default=None,
                         help="tasks verified at once (default: number of CPUs)")
+    add_runner_argument(parser)
     add_json_argument(parser, "print a JSON report")
     parser.set_defaults(handler=run)
 
@@ -34,7 +36,7 @@ def run(args) -> int:
     import json
     import os
     import sys
-    from concurrent.futures import ThreadPoolExecutor
+    import tempfile
     from pathlib import Path
 
     from ci_eval.agents.config import load_config
@@ -42,7 +44,9 @@ def run(args) -> int:
     from ci_eval.grading.testids import short_outcome
     from ci_eval.run import isolation
     from ci_eval.run.grade import check_gradings
+    from ci_eval.run.runners import Runners
     from ci_eval.run.verify import verify_task
+    from ci_eval.run.workspace import remove_tree
     from ci_eval.tasks.load import load_tasks
 
     config = load_config(Path(args.root))
@@ -55,10 +59,31 @@ def run(args) -> int:
         print(f"ci-eval: NOTICE: {notice}", file=sys.stderr)
     jobs = args.jobs or os.cpu_count() or 1
     verdicts = []
+    work = Path(tempfile.mkdtemp(prefix=isolation.TEMP_PREFIX + "verify-images-"))
+    try:
+        runners = Runners.of(iso, work, None, args.runner, config.runner)
+        runners.prepare(tasks, progress=lambda line: print(f"ci-eval: {line}", file=sys.stderr))
+        verdicts = _verify_all(tasks, jobs, lambda t: verify_task(
+            t, iso, config.checks_env, runners.for_task(t)), args.json, short_outcome)
+    finally:
+        remove_tree(work)
+    invalid = [v for v in verdicts if not v.valid]
+    if args.json:
+        print(json.dumps({"valid": not invalid, "tasks": [v.to_json() for v in verdicts]}, indent=2))
+    else:
+        print(f"{len(verdicts) - len(invalid)}/{len(verdicts)} tasks valid")
+    return EXIT_FAILED if invalid else EXIT_OK
+
+
+def _verify_all(tasks, jobs, verify, quiet, short_outcome) -> list:
+    """Each task verified on `jobs` threads; a line per task as it is done (not with --json)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    verdicts = []
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for verdict in pool.map(lambda t: verify_task(t, iso, config.checks_env), tasks):
+        for verdict in pool.map(verify, tasks):
             verdicts.append(verdict)
-            if not args.json:
+            if not quiet:
                 mark = "ok     " if verdict.valid else "INVALID"
                 detail = f"{verdict.states} states, {verdict.seconds:.1f}s"
                 if verdict.problems:
@@ -66,12 +91,7 @@ def run(args) -> int:
                 print(f"{mark} {verdict.task}: {detail}", flush=True)
                 for line in _details(verdict, short_outcome):
                     print(line, flush=True)
-    invalid = [v for v in verdicts if not v.valid]
-    if args.json:
-        print(json.dumps({"valid": not invalid, "tasks": [v.to_json() for v in verdicts]}, indent=2))
-    else:
-        print(f"{len(verdicts) - len(invalid)}/{len(verdicts)} tasks valid")
-    return EXIT_FAILED if invalid else EXIT_OK
+    return verdicts
 
 
 def _details(verdict, short_outcome) -> list[str]:

@@ -23,6 +23,7 @@ from ci_eval.output import UntrustedFile, read_capped
 from ci_eval.results.store import number_problem
 from ci_eval.run import isolation as isolation_mod
 from ci_eval.run import launcher
+from ci_eval.run.docker import engine
 from ci_eval.run.environment import allowed_env
 from ci_eval.run.process import Pipe, run_process
 from ci_eval.run.retry import RETRYABLE_INFRA
@@ -236,9 +237,11 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
     # Without a PID namespace, processes that left the agent's group are found by environment.
     sweep = None if isolation.agent_prefix else f"CI_EVAL_WORKSPACE={env['CI_EVAL_WORKSPACE']}"
     with Pipe() as status:
+        sockets = engine.socket_folders()  # whoever reaches an engine socket is root here
         request = isolation_mod.agent_request(isolation, command, repo_root=repo_root,
                                               runs_base=runs_base, run_dir=paths.run_dir,
-                                              hide=hide, home=env.get("HOME"))
+                                              hide=(*hide, *sockets), home=env.get("HOME"),
+                                              keep=engine.kept_under(sockets))
         try:
             result = run_process(command, cwd=paths.workspace, env=env, timeout=timeout,
                                  sweep_env=sweep, tail_cap=OUTPUT_CAP_BYTES,

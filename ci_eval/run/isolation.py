@@ -245,16 +245,17 @@ def _interpreter_prefixes() -> tuple[str, ...]:
 
 
 def agent_request(isolation: Isolation, command: list[str], *, repo_root: Path,
-                  runs_base: Path, run_dir: Path, hide=(), home: str | None = None
-                  ) -> Request | None:
+                  runs_base: Path, run_dir: Path, hide=(), home: str | None = None,
+                  keep=()) -> Request | None:
     """The agent's command inside its sandbox, for the launcher: every mount read-only but the
-    run folder (see _view for the rest). None: agents run unisolated here."""
+    run folder (see _view for the rest). `keep`: paths bound back read-only inside what `hide`
+    covers (the resolver's file under a hidden /run). None: agents run unisolated here."""
     if isolation.agent_prefix is None:
         return None
     run_dir = Path(run_dir).resolve()
     view = _view(repo_root, runs_base, hide, home)
     options = sandbox_options(private=view.private, tmpfs=view.tmpfs, hide=view.hidden,
-                              keep=view.keep, writable=[run_dir], home=view.home,
+                              keep=[*view.keep, *keep], writable=[run_dir], home=view.home,
                               scratch=run_dir / SCRATCH)
     return Request(tuple(command), tuple(options), *_namespaces(isolation.agent_prefix))
 

@@ -31,14 +31,15 @@ from ci_eval.output import write_atomic
 from ci_eval.results import store as results_mod
 from ci_eval.results.summary import count_runs
 from ci_eval.run import cancellation
-from ci_eval.run.agent import AgentKind, RunPaths, run_agent
+from ci_eval.run.agent import AgentKind, RunPaths
 from ci_eval.run.budget import RunBudget
 from ci_eval.run.diff import workspace_diff
 from ci_eval.run.grade import with_rubric
 from ci_eval.run.isolation import Isolation
 from ci_eval.run.resume import read_recorded
 from ci_eval.run.retry import BACKOFF_BASE_SECONDS, backoff_delay
-from ci_eval.run.scoring import CheckKind, CheckOutcome, ChecksRun, run_checks
+from ci_eval.run.runners import Runners
+from ci_eval.run.scoring import CheckKind, CheckOutcome, ChecksRun
 from ci_eval.run.workspace import WorkspaceError, WorkspaceFactory, remove_tree
 from ci_eval.tasks.model import Task
 
@@ -60,6 +61,7 @@ class RunContext:
     budget: RunBudget = field(default_factory=lambda: RunBudget(Budget()))
     backoff_base: float = BACKOFF_BASE_SECONDS
     rng: random.Random = field(default_factory=random.Random)
+    runners: Runners | None = None  # each task's runner (default: local for every task)
 
     # Finished run folders are removed off the critical path, one at a time.
     cleaner: ThreadPoolExecutor = field(
@@ -68,6 +70,9 @@ class RunContext:
     def __post_init__(self):
         if self.workspaces is None:
             self.workspaces = WorkspaceFactory(self.runs_base / "templates")
+        if self.runners is None:
+            self.runners = Runners.of(self.isolation, self.runs_base,
+                                      self.out_dir / LOGS / "images", None, None)
 
 
 def _now() -> str:
@@ -95,10 +100,12 @@ def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> Attem
               "prompt_hash": task.prompt_hash, "isolation": ctx.isolation.label,
               "tokens": None, "input_tokens": None, "output_tokens": None, "cost_usd": None,
               "agent_seconds": None, "checks_seconds": None, "diff": None, "diff_truncated": False}
+    runner = ctx.runners.for_task(task)
     try:
         try:
-            ctx.workspaces.create(task.repo_state, paths.workspace)
-            pristine = ctx.workspaces.pristine(task.repo_state, paths.workspace, paths.pristine)
+            start = runner.repo_state(task)
+            ctx.workspaces.create(start, paths.workspace)
+            pristine = ctx.workspaces.pristine(start, paths.workspace, paths.pristine)
             identity = _folder_identity(paths.workspace)
             paths.prompt_file.write_bytes(task.prompt_path.read_bytes())
         except (WorkspaceError, OSError) as exc:
@@ -106,10 +113,11 @@ def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> Attem
             return Attempt(_finish(record, "error", f"workspace setup failed: {exc}", started),
                            retryable=True)
         timeout = ctx.timeout_override or ctx.agent.timeout_seconds or task.agent_timeout
-        prepared = _prepare_checks(task, paths, ctx)
-        outcome = run_agent(ctx.agent, task, run_no, paths, repo_root=ctx.repo_root,
-                            runs_base=ctx.runs_base, timeout=timeout, isolation=ctx.isolation,
-                            hide=(ctx.out_dir,), pricing=ctx.pricing)
+        prepared = _prepare_checks(task, paths, ctx) if runner.name == "local" else None
+        outcome = runner.run_agent(ctx.agent, task, run_no, paths, placement=ctx.agent.placement,
+                                   repo_root=ctx.repo_root, runs_base=ctx.runs_base,
+                                   timeout=timeout, isolation=ctx.isolation,
+                                   hide=(ctx.out_dir,), pricing=ctx.pricing)
         cancellation.raise_if_cancelled()
         record["agent_seconds"] = round(outcome.seconds, 3)
         record["agent_exit_code"] = outcome.exit_code
@@ -188,11 +196,12 @@ def _checks_with_retries(task: Task, paths: RunPaths, ctx: RunContext,
 
 def _checks_in(checks_dir: Path, task: Task, paths: RunPaths, ctx: RunContext, *,
                keep_dir: bool = False) -> CheckOutcome:
-    """run_checks with checks_dir; the folder is removed after, unless keep_dir (the run's own
-    checks_dir: removed with the run) or --keep."""
+    """The task's runner's checks with checks_dir; the folder is removed after, unless keep_dir
+    (the run's own checks_dir: removed with the run) or --keep."""
     try:
-        return run_checks(task, paths.workspace, ctx.isolation, ctx.checks_env,
-                          checks_dir=checks_dir, runs_base=ctx.runs_base, hide=(ctx.out_dir,))
+        return ctx.runners.for_task(task).checks(
+            task, paths.workspace, checks_dir=checks_dir, runs_base=ctx.runs_base,
+            extra_env=ctx.checks_env, hide=(ctx.out_dir,))
     finally:
         if not (keep_dir or ctx.keep):
             ctx.cleaner.submit(remove_tree, checks_dir)

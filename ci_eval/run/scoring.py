@@ -169,7 +169,7 @@ class ChecksRun:
             said, failure = self.verdict.read(), self.status.read() or result.launch_error
         finally:
             self._close()
-        return _judged(self.task, self.reports, result, said, failure)
+        return judged(self.task, self.reports, result, said, failure)
 
     def abort(self) -> None:
         """End the waiting sandbox with nothing run: the run needs no checks."""
@@ -202,7 +202,7 @@ def _open(gate: int) -> None:
         os.close(gate)
 
 
-def _judged(task: Task, reports: Path, result: ProcessResult, said: str,
+def judged(task: Task, reports: Path, result: ProcessResult, said: str,
             sandbox_failure: str) -> CheckOutcome:
     """The outcome of a checks process that ended as `result`, having said `said`."""
     if sandbox_failure:

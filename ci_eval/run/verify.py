@@ -17,8 +17,9 @@ from ci_eval.grading.testids import TestRow, verification_rows
 from ci_eval.run.diff import workspace_diff
 from ci_eval.run.grade import Graded, graded, load_grading
 from ci_eval.run.isolation import TEMP_PREFIX, Isolation
-from ci_eval.run.scoring import CheckOutcome, run_checks
-from ci_eval.run.workspace import WorkspaceError, WorkspaceFactory, apply_output, remove_tree
+from ci_eval.run.runners import LocalRunner, Runner
+from ci_eval.run.scoring import CheckOutcome
+from ci_eval.run.workspace import WorkspaceError, WorkspaceFactory, remove_tree
 from ci_eval.tasks.model import Task
 
 
@@ -66,8 +67,11 @@ def _states(task: Task) -> list[tuple[str, Path | None, str, int]]:
     return states
 
 
-def verify_task(task: Task, isolation: Isolation, checks_env: tuple[str, ...] = ()) -> TaskVerification:
-    """Every check run gets its own fresh workspace, repetitions of a state included."""
+def verify_task(task: Task, isolation: Isolation, checks_env: tuple[str, ...] = (),
+                runner: Runner | None = None) -> TaskVerification:
+    """Every check run gets its own fresh workspace, repetitions of a state included. `runner`
+    (default: local) says where the workspace starts, how outputs apply, where checks run."""
+    runner = runner or LocalRunner(isolation)
     started = time.monotonic()
     result = TaskVerification(task=task.id)
     grading = load_grading(task)
@@ -84,18 +88,19 @@ def verify_task(task: Task, isolation: Isolation, checks_env: tuple[str, ...] = 
             for repetition in range(times):
                 workspace = base / f"state-{index}-{repetition}"
                 try:
-                    workspaces.create(task.repo_state, workspace)
+                    start = runner.repo_state(task)
+                    workspaces.create(start, workspace)
                     pristine = workspaces.pristine(
-                        task.repo_state, workspace, base / f"{workspace.name}.pristine"
+                        start, workspace, base / f"{workspace.name}.pristine"
                     ) if grading.rubric else None
                     if output is not None:
-                        apply_output(output, workspace)
+                        runner.apply_output(task, output, workspace)
                 except WorkspaceError as exc:
                     result.problems.append(f"{label}: workspace setup failed: {exc}")
                     break
                 diff = workspace_diff(pristine, workspace) if pristine else None
-                checks = run_checks(task, workspace, isolation, checks_env,
-                                    checks_dir=base / f"{workspace.name}.checks", runs_base=base)
+                checks = runner.checks(task, workspace, checks_dir=base / f"{workspace.name}.checks",
+                                       runs_base=base, extra_env=checks_env)
                 outcomes.append(Graded(checks) if diff is None else graded(grading, checks, diff))
             if len(outcomes) < times:
                 continue

@@ -288,17 +288,25 @@ def loaded_metadata(path: Path) -> tuple[object, list[Problem]]:
         else:
             if not text.strip():
                 problems.append(Problem(prompt, "is empty (expected the prompt text)", task=task))
-    checks = path / "checks.py"
-    if not checks.is_file():
-        problems.append(
-            Problem(checks, "missing (deterministic checks: exit 0 pass, 1 fail)", task=task)
-        )
     metadata_path = path / METADATA_FILE
     metadata, read_problems = read_metadata(metadata_path, task=task)
+    harbor = harbor_verified(metadata)
+    checks = path / ("tests/test.sh" if harbor else "checks.py")
+    if not checks.is_file():
+        problems.append(Problem(checks, "missing (Harbor's verifier: writes the reward to "
+                                "/logs/verifier/reward.txt)" if harbor else
+                                "missing (deterministic checks: exit 0 pass, 1 fail)", task=task))
     problems += read_problems
     if not read_problems:
         problems += metadata_problems(metadata, metadata_path, task=task)
     return metadata, problems
+
+
+def harbor_verified(metadata: object) -> bool:
+    """Whether the task is judged by Harbor's tests/test.sh (metadata docker.verifier) instead
+    of a checks.py."""
+    docker = metadata.get("docker") if isinstance(metadata, dict) else None
+    return isinstance(docker, dict) and docker.get("verifier") == "harbor"
 
 
 def read_metadata(path: Path, *, task: str | None = None) -> tuple[object, list[Problem]]:

@@ -1,0 +1,167 @@
+"""`ci-eval import harbor SRC`: Harbor (Terminal-Bench 2) tasks -> native tasks on the docker runner.
+
+The source format: a task is a folder holding
+
+    instruction.md       what the agent is told
+    task.toml            [metadata] difficulty, category, tags; [agent] timeout_sec;
+                         [verifier] timeout_sec; [environment] build_timeout_sec, cpus,
+                         memory_mb, storage_mb
+    environment/         the build context: Dockerfile (the start state lives in the image,
+                         usually WORKDIR /app)
+    tests/test.sh        the verifier: runs in the container with tests/ at /tests and writes
+                         1 or 0 to /logs/verifier/reward.txt (or reward.json)
+    solution/solve.sh    the reference solution, written to run inside the container
+
+SRC is one such folder or a folder of them. Mapping: instruction.md -> prompt.md; task.toml ->
+metadata.json (difficulty easy/medium/hard -> 2/3/4, category -> area, tags, timeouts, and the
+docker settings: runner docker, workspace image, verifier harbor, build timeout, cpus,
+memory); environment/, tests/ and solution/ are kept as they are. storage_mb is recorded in
+x-imported-from (the engine here has no per-container disk quota). No checks.py: Harbor's
+test.sh is the verifier (ci_eval/run/docker/harbor.py).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from pathlib import Path
+
+from ci_eval.errors import UserError
+from ci_eval.importers.base import (
+    IMPORTED_KEY,
+    Conversion,
+    ImportedTask,
+    Skipped,
+    kebab,
+    metadata_json,
+    read_tree,
+)
+from ci_eval.output import read_user_file
+from ci_eval.tasks.model import MAX_TIMEOUT_SECONDS
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    tomllib = None
+
+NAME = "harbor"
+SUMMARY = "Harbor / Terminal-Bench 2 tasks: instruction.md, task.toml, environment/, tests/, solution/"
+TOML = "task.toml"
+DIFFICULTY = {"trivial": 1, "easy": 2, "medium": 3, "hard": 4, "expert": 5}
+KNOWN_ENTRIES = {TOML, "instruction.md", "environment", "tests", "solution"}
+KEPT_FOLDERS = ("environment", "tests", "solution")
+
+
+def convert(src: Path, *, today: dt.date, already: Mapping[str, str] = {}) -> Conversion:
+    result = Conversion()
+    for folder in source_tasks(Path(src)):
+        source_id = folder.name
+        if source_id in already:
+            result.skipped.append(Skipped(source_id, f"already imported as {already[source_id]}"))
+            continue
+        result.tasks.append(_task(folder, _task_toml(folder / TOML), today))
+    return result
+
+
+def source_tasks(src: Path) -> list[Path]:
+    if not src.is_dir():
+        raise UserError("no such folder (expected a Harbor task or a folder of them)",
+                        path=src, field="SRC")
+    if (src / TOML).is_file():
+        return [src]
+    found = [child for child in sorted(src.iterdir()) if child.is_dir() and (child / TOML).is_file()]
+    if not found:
+        raise UserError(f"no {TOML} found in SRC or its folders", path=src, field="SRC")
+    return found
+
+
+def _task_toml(path: Path) -> dict:
+    if tomllib is None:
+        raise UserError("reading task.toml needs Python 3.11 or later (tomllib)", path=path)
+    try:
+        data = tomllib.loads(read_user_file(path).decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UserError(f"not UTF-8 text (byte {exc.start})", path=path) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"invalid TOML: {exc}", path=path) from None
+    for table in ("metadata", "agent", "verifier", "environment"):
+        if not isinstance(data.get(table, {}), dict):
+            raise UserError("expected a table", path=path, field=f"[{table}]")
+    return data
+
+
+def _number(data: dict, table: str, key: str, path: Path, *, whole: bool = False,
+            most: float = MAX_TIMEOUT_SECONDS):
+    value = data.get(table, {}).get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= most or (
+            whole and not float(value).is_integer()):
+        kind = "a whole number" if whole else "a number"
+        raise UserError(f"expected {kind} > 0 and <= {most:g}, got {value!r}", path=path,
+                        field=f"[{table}].{key}")
+    return int(value) if whole else float(value)
+
+
+def _task(folder: Path, data: dict, today: dt.date) -> ImportedTask:
+    toml_path = folder / TOML
+    instruction = folder / "instruction.md"
+    if not instruction.is_file():
+        raise UserError("missing (what the agent is told)", path=instruction)
+    text = read_user_file(instruction).decode("utf-8", errors="strict").strip()
+    if not text:
+        raise UserError("is empty (expected the instruction)", path=instruction)
+    for required in ("environment/Dockerfile", "tests/test.sh"):
+        if not (folder / required).is_file():
+            raise UserError("missing (every Harbor task has one)", path=folder / required)
+    files = {"prompt.md": (text + "\n").encode("utf-8")}
+    for part in KEPT_FOLDERS:
+        if (folder / part).is_dir():
+            files.update({f"{part}/{rel}": content for rel, content in
+                          read_tree(folder / part, label=f"{part}/").items()})
+    task = ImportedTask(folder.name, kebab(folder.name), files)
+    task.executable.update(name for name in files if name.endswith(".sh"))
+    if not (folder / "solution").is_dir():
+        task.todo.append("solution/solve.sh: the source has no solution/; write one that makes "
+                         "tests/test.sh write reward 1")
+    meta = data.get("metadata", {})
+    difficulty = meta.get("difficulty", "medium")
+    if isinstance(difficulty, str) and difficulty.lower() in DIFFICULTY:
+        difficulty = DIFFICULTY[difficulty.lower()]
+    if isinstance(difficulty, bool) or not isinstance(difficulty, int) or not 1 <= difficulty <= 5:
+        raise UserError(f"expected one of {', '.join(DIFFICULTY)} or a whole number 1-5",
+                        path=toml_path, field="[metadata].difficulty")
+    tags = meta.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) and t.strip() for t in tags):
+        raise UserError("expected a list of strings", path=toml_path, field="[metadata].tags")
+    category = meta.get("category", "harbor")
+    if not isinstance(category, str) or not category.strip():
+        raise UserError("expected a non-empty string", path=toml_path, field="[metadata].category")
+    timeouts = {name: value for name, value in (
+        ("agent", _number(data, "agent", "timeout_sec", toml_path)),
+        ("checks", _number(data, "verifier", "timeout_sec", toml_path))) if value is not None}
+    docker = {"dockerfile": "environment/Dockerfile", "workspace": "image", "verifier": "harbor"}
+    for key, value in (("build_timeout_seconds", _number(data, "environment", "build_timeout_sec",
+                                                          toml_path)),
+                       ("cpus", _number(data, "environment", "cpus", toml_path, most=256)),
+                       ("memory_mb", _number(data, "environment", "memory_mb", toml_path,
+                                             whole=True, most=1048576))):
+        if value is not None:
+            docker[key] = value
+    origin = {"format": NAME, "id": folder.name, "source": str(toml_path)}
+    storage = _number(data, "environment", "storage_mb", toml_path, whole=True, most=1 << 30)
+    if storage is not None:
+        origin["storage_mb"] = storage
+        task.warnings.append(f"storage_mb {storage} recorded, not enforced (no per-container "
+                             "disk quota on this engine's storage driver)")
+    ignored = sorted(p.name for p in folder.iterdir() if p.name not in KNOWN_ENTRIES)
+    if ignored:
+        task.warnings.append(f"not imported: {', '.join(ignored)}")
+    metadata = {"difficulty": difficulty, "area": category.strip(),
+                "tags": list(dict.fromkeys(["imported", NAME, *(t.strip() for t in tags)])),
+                "created": today.isoformat(), "runner": "docker", "docker": docker,
+                IMPORTED_KEY: origin}
+    if timeouts:
+        metadata["timeout_seconds"] = timeouts
+    files["metadata.json"] = metadata_json(metadata)
+    return task

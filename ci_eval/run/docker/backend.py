@@ -1,0 +1,254 @@
+"""DockerRunner: the runner interface (ci_eval/run/runners.py) on a Docker engine.
+
+Per task: its image (images.py), the workspace's starting files (repo-state/, or the image's
+WORKDIR copied out once per image), outputs (solution/, negatives/) applied with their *.sh
+run in a container of the image, the checks in a fresh container (containers.py: no network,
+no capability, the task's limits), and the agent on the host (the local sandbox, engine
+sockets hidden) or in a container (`placement: container`, or the reference agent of a task
+whose solution is written for its container).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import threading
+from pathlib import Path
+
+import ci_eval
+from ci_eval.errors import UserError
+from ci_eval.output import UntrustedFile, read_capped
+from ci_eval.run.agent import AgentKind, AgentOutcome, run_agent
+from ci_eval.run.docker import engine, harbor
+from ci_eval.run.docker.containers import ContainerSpec, Mount, run_argv
+from ci_eval.run.docker.images import Image, ImageCache, ImageError
+from ci_eval.run.docker.settings import DockerSettings, docker_settings
+from ci_eval.run.process import ProcessResult
+from ci_eval.run.scoring import REPORTS, CheckKind, CheckOutcome, judged
+from ci_eval.run.workspace import WorkspaceError, apply_patch
+from ci_eval.tasks.model import PATCH_SUFFIXES, Task
+
+LIB_MOUNT = "/ci-eval/lib"  # ci-eval's own package, read-only
+TASK_MOUNT = "/ci-eval/task"  # the task folder, read-only, solution/ and negatives/ masked
+REPORTS_MOUNT = "/ci-eval/reports"
+OUTPUT_MOUNT = "/ci-eval/output"  # a solve.sh being applied
+AGENT_MOUNT = "/ci-eval/run"  # the agent's run folder (prompt copy, usage file)
+ENTRY = "run/docker/_container_checks.py"
+OUTPUT_TIMEOUT = 600.0
+CHECKS_HIDDEN_PARTS = ("solution", "negatives")
+
+
+class DockerRunner:
+    name = "docker"
+
+    def __init__(self, work_dir: Path, log_dir: Path):
+        self.work_dir = Path(work_dir)
+        self.images = ImageCache(log_dir)
+        self._starts: dict[str, Path] = {}
+        self._lock = threading.Lock()
+
+    # --- before anything runs -----------------------------------------------------------
+
+    def prepare(self, tasks: list[Task], progress=None) -> None:
+        """Build (or find) every task's image; UserError naming the task when one cannot be."""
+        problem = engine.engine_problem()
+        if problem:
+            raise UserError(f"--runner docker: {problem}; {tasks[0].id} needs it", path=tasks[0].path)
+        for task in tasks:
+            try:
+                image = self.image(task)
+                self.repo_state(task)
+            except ImageError as exc:
+                raise UserError(str(exc), path=task.path) from None
+            if progress:
+                progress(task, image)
+
+    def image(self, task: Task) -> Image:
+        return self.images.image(task, docker_settings(task))
+
+    def repo_state(self, task: Task) -> Path:
+        """The folder a workspace starts from: repo-state/, or the image's WORKDIR contents."""
+        settings = docker_settings(task)
+        if settings.workspace != "image":
+            return task.repo_state
+        image = self.image(task)
+        with self._lock:
+            found = self._starts.get(image.tag)
+            if found is None:
+                found = self.work_dir / "image-workspaces" / image.tag.replace("/", "_").replace(":", "_")
+                if found.exists():
+                    shutil.rmtree(found)
+                try:
+                    engine.copy_out(image.tag, image.workdir or "/", found)
+                except engine.EngineError as exc:
+                    raise ImageError(f"{task.id}: cannot copy {image.workdir} out of "
+                                     f"{image.tag}: {exc}") from None
+                self._starts[image.tag] = found
+        return found
+
+    # --- outputs, checks, agents --------------------------------------------------------
+
+    def apply_output(self, task: Task, source: Path, workspace: Path) -> None:
+        """A known output: patches applied on the host, solve scripts run in a container of the
+        image (no network) with the workspace mounted; a folder of them in name order."""
+        source = Path(source)
+        if source.is_dir():
+            entries = [p for p in sorted(source.iterdir()) if p.is_file()
+                       and p.suffix in (*PATCH_SUFFIXES, ".sh")]
+            if not entries:
+                raise WorkspaceError(f"{source} holds no *.patch, *.diff or *.sh")
+            for entry in entries:
+                self.apply_output(task, entry, workspace)
+        elif source.suffix in PATCH_SUFFIXES:
+            apply_patch(source.resolve(), workspace)
+        elif source.suffix == ".sh":
+            finished = self._in_image(task, workspace, ("/bin/sh", f"{OUTPUT_MOUNT}/{source.name}"),
+                                      (Mount(str(source.resolve().parent), OUTPUT_MOUNT, True),),
+                                      timeout=OUTPUT_TIMEOUT, network="none")
+            if finished.engine_error:
+                raise WorkspaceError(f"{source.name}: {finished.engine_error}")
+            if finished.timed_out or finished.exit_code != 0:
+                how = "timed out" if finished.timed_out else f"exited {finished.exit_code}"
+                raise WorkspaceError(f"{source.name} {how} in the container: "
+                                     f"{finished.output_tail.strip()[-300:]}")
+        else:
+            raise WorkspaceError(f"{source}: expected a *.patch, *.diff or *.sh")
+
+    def checks(self, task: Task, workspace: Path, *, checks_dir: Path, runs_base: Path = None,
+               extra_env: tuple[str, ...] = (), hide: tuple[Path, ...] = ()) -> CheckOutcome:
+        """The task's checks in a fresh container: Harbor's test.sh and reward, or checks.py
+        under the verdict rules of the local sandbox. The container sees none of the host's
+        folders but the mounts, so runs_base and hide need no covering; `extra_env` names are
+        not passed: the container's environment is the image's."""
+        settings = docker_settings(task)
+        checks_dir = Path(checks_dir)
+        checks_dir.mkdir()
+        if settings.verifier == "harbor":
+            return self._harbor(task, settings, Path(workspace), checks_dir)
+        return self._checks_py(task, settings, Path(workspace), checks_dir)
+
+    def _harbor(self, task, settings, workspace, checks_dir) -> CheckOutcome:
+        logs = checks_dir / "logs"
+        (logs / "verifier").mkdir(parents=True)
+        finished = self._in_image(task, workspace, harbor.TEST_COMMAND, (
+            Mount(str((task.path / "tests").resolve()), harbor.TESTS_MOUNT, True),
+            Mount(str(logs), harbor.LOGS_MOUNT)), timeout=task.checks_timeout, network="none",
+            checks=True)
+        early = _early(task, finished)
+        if early is not None:
+            return early
+        files, notes = {}, []
+        for name in (harbor.REWARD_TXT, harbor.REWARD_JSON):
+            try:
+                files[name] = read_capped(logs / "verifier" / name, harbor.REWARD_CAP_BYTES)
+            except UntrustedFile as exc:
+                notes.append(str(exc))
+                files[name] = None
+        reward, note = harbor.parse_reward(files[harbor.REWARD_TXT], files[harbor.REWARD_JSON])
+        tail = " | ".join(finished.output_tail.strip().splitlines()[-3:])[-300:]
+        reason = "; ".join([note, *notes] + ([f"test.sh: {tail}"] if tail else []))
+        kind = CheckKind.PASS if harbor.passed(reward) else CheckKind.FAIL
+        return CheckOutcome(kind, reason, finished.seconds)
+
+    def _checks_py(self, task, settings, workspace, checks_dir) -> CheckOutcome:
+        reports = checks_dir / REPORTS
+        reports.mkdir()
+        lib = Path(ci_eval.__file__).resolve().parent
+        mount = self.mount_point(task)
+        env = {"CI_EVAL_TASK_DIR": TASK_MOUNT, "CI_EVAL_WORKSPACE": mount,
+               "CI_EVAL_REPORT_DIR": REPORTS_MOUNT, "PYTHONDONTWRITEBYTECODE": "1", "TZ": "UTC"}
+        finished = self._in_image(
+            task, workspace, ("python3", "-I", f"{LIB_MOUNT}/ci_eval/{ENTRY}",
+                              f"{TASK_MOUNT}/checks.py"),
+            (Mount(str(lib), f"{LIB_MOUNT}/ci_eval", True),
+             Mount(str(task.path.resolve()), TASK_MOUNT, True), Mount(str(reports), REPORTS_MOUNT)),
+            timeout=task.checks_timeout, network="none", env=env, checks=True,
+            tmpfs=tuple(f"{TASK_MOUNT}/{part}" for part in CHECKS_HIDDEN_PARTS
+                        if (task.path / part).is_dir()))
+        early = _early(task, finished)
+        if early is not None:
+            return early
+        result = ProcessResult(finished.exit_code, finished.timed_out, finished.seconds,
+                               finished.stderr.decode(errors="replace")[-4096:])
+        said = finished.stdout.decode(errors="replace").strip()[:16]
+        return judged(task, reports, result, said, "")
+
+    def mount_point(self, task: Task) -> str:
+        return docker_settings(task).mount_point(self.image(task).workdir)
+
+    def _in_image(self, task: Task, workspace: Path, command, mounts, *, timeout: float,
+                  network: str | None, env: dict | None = None, checks: bool = False,
+                  tmpfs: tuple[str, ...] = ()) -> engine.Finished:
+        settings = docker_settings(task)
+        image = self.image(task)
+        mount = settings.mount_point(image.workdir)
+        name = f"ci-eval-{task.number:03d}-{secrets.token_hex(6)}"
+        spec = ContainerSpec(image.tag, name, tuple(command), workdir=mount,
+                             mounts=(Mount(str(Path(workspace).resolve()), mount), *mounts),
+                             tmpfs=tmpfs, env=env or {}, network=network, settings=settings,
+                             user=(settings.user or image.user or None) if checks else None,
+                             labels={"ci-eval.task": task.id})
+        return engine.run_container(run_argv(spec), name, timeout)
+
+    def run_agent(self, agent, task: Task, run_no: int, paths, *, placement: str = "host",
+                  **kwargs) -> AgentOutcome:
+        """The reference agent applies solution/ as verify does (its solve.sh in the image);
+        noop does nothing; other agents run on the host (the local sandbox, which hides the
+        engine sockets from every agent) or in a container of the image (placement
+        "container")."""
+        if agent.builtin == "reference":
+            try:
+                self.apply_output(task, task.solution_dir, paths.workspace)
+            except WorkspaceError as exc:
+                return AgentOutcome(AgentKind.INFRA, 0.0, f"reference agent: {exc}",
+                                    retryable=False)
+            return AgentOutcome(AgentKind.DONE, 0.0)
+        if agent.builtin or placement == "host":
+            return run_agent(agent, task, run_no, paths, **kwargs)
+        return self._agent_in_container(agent, task, run_no, paths, kwargs["timeout"])
+
+    def _agent_in_container(self, agent, task, run_no, paths, timeout) -> AgentOutcome:
+        from_env = agent_container_env(agent, task, run_no, self.mount_point(task))
+        if agent.command is None:
+            return AgentOutcome(AgentKind.INFRA, 0.0, "placement container needs an agent "
+                                "`command` (a preset's CLI is started on the host)",
+                                retryable=False)
+        finished = self._in_image(task, paths.workspace, agent.command,
+                                  (Mount(str(paths.run_dir.resolve()), AGENT_MOUNT),),
+                                  timeout=timeout, network=None, env=from_env)
+        output = finished.output_tail
+        if finished.engine_error:
+            return AgentOutcome(AgentKind.INFRA, finished.seconds,
+                                f"agent container: {finished.engine_error}", output=output)
+        if finished.timed_out:
+            return AgentOutcome(AgentKind.TIMEOUT, finished.seconds,
+                                f"agent ran out of time ({timeout:g}s)", output=output)
+        reason = "" if finished.exit_code == 0 else f"agent exited {finished.exit_code}"
+        return AgentOutcome(AgentKind.DONE, finished.seconds, reason,
+                            exit_code=finished.exit_code, output=output)
+
+
+def agent_container_env(agent, task: Task, run_no: int, mount: str) -> dict:
+    """The CI_EVAL_* variables as the container sees its paths, and the agent's allow-listed
+    variables (its `env:`) from the harness's environment; nothing else."""
+    env = {name: os.environ[name] for name in agent.env if name in os.environ}
+    env.update(CI_EVAL_PROMPT_FILE=f"{AGENT_MOUNT}/prompt.md", CI_EVAL_TASK_ID=task.id,
+               CI_EVAL_RUN=str(run_no), CI_EVAL_WORKSPACE=mount,
+               CI_EVAL_USAGE_FILE=f"{AGENT_MOUNT}/usage.json")
+    return env
+
+
+def _early(task: Task, finished: engine.Finished) -> CheckOutcome | None:
+    """The outcomes that need no reading of what the checks said: the engine could not start
+    the container (infrastructure), the timeout, the memory limit."""
+    if finished.engine_error:
+        return CheckOutcome(CheckKind.INFRA, f"checks container: {finished.engine_error}",
+                            finished.seconds, retryable=True)
+    if finished.timed_out:
+        return CheckOutcome(CheckKind.TIMEOUT, f"checks timed out after {task.checks_timeout:g}s"
+                            " (container removed)", finished.seconds)
+    if finished.oom_killed:
+        return CheckOutcome(CheckKind.NO_VERDICT, "checks killed by the memory limit "
+                            f"({docker_settings(task).memory_mb} MB)", finished.seconds)
+    return None

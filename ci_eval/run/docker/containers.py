@@ -1,0 +1,56 @@
+"""The `docker run` argv of a judged container (pure): no network, every capability dropped,
+no-new-privileges, the task's pids / memory / cpus, a read-only root filesystem is NOT used
+(tests write where the image lets them), mounts as (host, container, read-only) triples."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ci_eval.run.docker.settings import DockerSettings
+
+
+@dataclass(frozen=True)
+class Mount:
+    source: str
+    target: str
+    readonly: bool = False
+
+
+@dataclass(frozen=True)
+class ContainerSpec:
+    image: str
+    name: str
+    command: tuple[str, ...]
+    workdir: str
+    mounts: tuple[Mount, ...] = ()
+    tmpfs: tuple[str, ...] = ()  # empty folders over these paths (a masked solution/)
+    env: dict[str, str] = field(default_factory=dict)
+    user: str | None = None
+    network: str | None = "none"  # None: the engine's default network (agents)
+    settings: DockerSettings = field(default_factory=DockerSettings)
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+def run_argv(spec: ContainerSpec) -> list[str]:
+    """The argv after `docker`. Limits: --pids-limit, --memory (swap the same: no swap on
+    top), --cpus; everything else of the host stays out (no socket, no device is mounted)."""
+    s = spec.settings
+    argv = ["run", "--name", spec.name, "--interactive",
+            "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
+            "--pids-limit", str(s.pids), "--memory", f"{s.memory_mb}m",
+            "--memory-swap", f"{s.memory_mb}m", "--cpus", f"{s.cpus:g}",
+            "--workdir", spec.workdir]
+    if spec.network is not None:
+        argv += ["--network", spec.network]
+    if spec.user:
+        argv += ["--user", spec.user]
+    for mount in spec.mounts:
+        option = f"type=bind,source={mount.source},target={mount.target}"
+        argv += ["--mount", option + (",readonly" if mount.readonly else "")]
+    for path in spec.tmpfs:
+        argv += ["--tmpfs", f"{path}:ro,size=1m"]
+    for key, value in sorted(spec.labels.items()):
+        argv += ["--label", f"{key}={value}"]
+    for key, value in sorted(spec.env.items()):
+        argv += ["--env", f"{key}={value}"]
+    return [*argv, "--entrypoint", spec.command[0], spec.image, *spec.command[1:]]

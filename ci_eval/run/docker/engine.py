@@ -1,0 +1,243 @@
+"""The Docker engine's edge: the docker CLI, run with a timeout that removes the container.
+
+The CLI is `docker` on PATH and talks to the engine DOCKER_HOST names (default
+unix:///var/run/docker.sock). Nothing here reads the agent's files: contexts are the task
+author's, and what a container printed comes back capped.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import tarfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ci_eval.run import cancellation
+from ci_eval.run.process import death_signal_prefix
+
+OUTPUT_CAP_BYTES = 64 * 1024  # of each stream of a container kept
+PROBE_TIMEOUT = 20.0
+# Where engines listen on Linux hosts (Docker, rootless Docker, containerd, Podman): all under
+# /run (= /var/run). isolation hides it from the agent; DOCKER_HOST's own folder is added.
+ENGINE_SOCKET_FOLDERS = ("/run",)
+
+
+class EngineError(Exception):
+    """The engine could not do what was asked (not the contained command failing)."""
+
+
+@dataclass(frozen=True)
+class Finished:
+    exit_code: int | None  # None: killed for the timeout
+    timed_out: bool
+    seconds: float
+    stdout: bytes
+    stderr: bytes
+    engine_error: str = ""  # the engine's own record: the command could not be started
+    oom_killed: bool = False
+
+    @property
+    def output_tail(self) -> str:
+        return (self.stdout + self.stderr).decode(errors="replace")[-4096:]
+
+
+def docker_program() -> str | None:
+    return shutil.which("docker")
+
+
+def docker(*args: str, timeout: float = PROBE_TIMEOUT, input: bytes | None = None,
+           check: bool = True) -> subprocess.CompletedProcess:
+    """One docker CLI call; EngineError (its last stderr line) when it fails and `check`."""
+    program = docker_program()
+    if program is None:
+        raise EngineError("the docker CLI is not on PATH")
+    try:
+        proc = subprocess.run([program, *args], capture_output=True, timeout=timeout,
+                              input=input, check=False)
+    except subprocess.TimeoutExpired:
+        raise EngineError(f"docker {args[0]} did not answer within {timeout:g}s") from None
+    if check and proc.returncode != 0:
+        raise EngineError(last_line(proc.stderr) or f"docker {args[0]} exited {proc.returncode}")
+    return proc
+
+
+def last_line(data: bytes) -> str:
+    lines = [line.strip() for line in data.decode(errors="replace").splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def engine_problem() -> str | None:
+    """Why no engine can be used here (None: one answers)."""
+    try:
+        proc = docker("version", "--format", "{{.Server.Version}}", check=False)
+    except EngineError as exc:
+        return str(exc)
+    if proc.returncode != 0 or not proc.stdout.strip():
+        return f"no Docker engine answers ({last_line(proc.stderr) or 'docker version failed'})"
+    return None
+
+
+def socket_folders(environ=os.environ) -> tuple[str, ...]:
+    """Folders holding engine sockets, for the agent's sandbox to cover: /run, and the folder
+    of a unix DOCKER_HOST / CONTAINERD_ADDRESS elsewhere."""
+    found = list(ENGINE_SOCKET_FOLDERS)
+    for name in ("DOCKER_HOST", "CONTAINERD_ADDRESS"):
+        value = environ.get(name, "")
+        path = value[len("unix://"):] if value.startswith("unix://") else (
+            value if value.startswith("/") else "")
+        if path:
+            folder = os.path.dirname(os.path.realpath(path))
+            if folder not in ("/", "") and folder not in found:
+                found.append(folder)
+    return tuple(found)
+
+
+RESOLVER_FILES = ("/etc/resolv.conf", "/etc/hosts")
+
+
+def kept_under(folders: tuple[str, ...]) -> tuple[str, ...]:
+    """The resolver's files that lie inside `folders` once their links are followed (Ubuntu's
+    /etc/resolv.conf is /run/systemd/resolve/stub-resolv.conf): bound back for the agent, so
+    that hiding /run does not take its DNS."""
+    kept = []
+    for name in RESOLVER_FILES:
+        target = os.path.realpath(name)
+        if target != name and os.path.isfile(target) and any(
+                target.startswith(folder.rstrip("/") + "/") for folder in folders):
+            kept.append(target)
+    return tuple(kept)
+
+
+def run_container(argv: list[str], name: str, timeout: float, *,
+                  input: bytes | None = None) -> Finished:
+    """`docker run --name NAME ...` (argv from containers.run_argv) within `timeout` seconds:
+    then the container is killed. It is removed afterwards whatever happened (the client can
+    be killed by Ctrl-C: cancellation kills its group, and the container with it here)."""
+    program = docker_program()
+    if program is None:
+        raise EngineError("the docker CLI is not on PATH")
+    started = time.monotonic()
+    proc = subprocess.Popen([*death_signal_prefix(), program, *argv],
+                            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    cancellation.register(proc.pid)
+    expired = threading.Event()
+
+    def on_timeout() -> None:
+        expired.set()
+        remove_container(name)
+
+    out, err = bytearray(), bytearray()
+    readers = [threading.Thread(target=_drain, args=(stream, buf), daemon=True)
+               for stream, buf in ((proc.stdout, out), (proc.stderr, err))]
+    for reader in readers:
+        reader.start()
+    timer = threading.Timer(timeout, on_timeout)
+    timer.start()
+    try:
+        if input is not None:
+            try:
+                proc.stdin.write(input)
+                proc.stdin.close()
+            except OSError:
+                pass
+        proc.wait()
+    finally:
+        timer.cancel()
+        cancellation.unregister(proc.pid)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        state = _final_state(name)
+        remove_container(name)
+    if state is None:  # never created: what the client said is the engine's own refusal
+        state = (f"the container was not created ({last_line(bytes(err)) or 'no reason given'})",
+                 False)
+    for reader in readers:
+        reader.join(timeout=5)
+    timed_out = expired.is_set()
+    return Finished(None if timed_out else proc.returncode, timed_out,
+                    time.monotonic() - started, bytes(out[-OUTPUT_CAP_BYTES:]),
+                    bytes(err[-OUTPUT_CAP_BYTES:]), *state)
+
+
+def _final_state(name: str) -> tuple[str, bool] | None:
+    """(State.Error, State.OOMKilled) as the engine recorded them: not text the contained code
+    could print. None: no such container (it was never created)."""
+    try:
+        proc = docker("inspect", "--type", "container", "--format",
+                      "{{.State.OOMKilled}}\n{{.State.Error}}", name, check=False, timeout=60)
+    except EngineError as exc:
+        return str(exc), False
+    if proc.returncode != 0:
+        return None
+    lines = (proc.stdout.decode(errors="replace").splitlines() + ["", ""])[:2]
+    return lines[1].strip(), lines[0].strip() == "true"
+
+
+def _drain(stream, buf: bytearray) -> None:
+    while True:
+        chunk = stream.read1(65536)
+        if not chunk:
+            break
+        buf += chunk
+        if len(buf) > 2 * OUTPUT_CAP_BYTES:
+            del buf[: len(buf) - OUTPUT_CAP_BYTES]
+
+
+def remove_container(name: str) -> None:
+    try:
+        docker("rm", "--force", "--volumes", name, check=False, timeout=60)
+    except EngineError:
+        pass
+
+
+@dataclass(frozen=True)
+class ImageConfig:
+    workdir: str  # "" when the image sets none
+    user: str  # "" when the image sets none (root)
+
+
+def image_config(tag: str) -> ImageConfig:
+    proc = docker("image", "inspect", "--format", "{{.Config.WorkingDir}}\n{{.Config.User}}", tag)
+    lines = (proc.stdout.decode(errors="replace").splitlines() + ["", ""])[:2]
+    return ImageConfig(lines[0].strip(), lines[1].strip())
+
+
+def image_exists(tag: str) -> bool:
+    return docker("image", "inspect", "--format", "{{.Id}}", tag, check=False).returncode == 0
+
+
+def copy_out(tag: str, folder: str, target: Path) -> None:
+    """The contents of `folder` in the image, unpacked into `target` (made here): a stopped
+    container's files streamed as a tar (see _plain_members for what is kept)."""
+    name = f"ci-eval-copy-{os.getpid()}-{threading.get_ident()}-{time.monotonic_ns()}"
+    docker("create", "--name", name, "--network", "none", tag, "true", timeout=60)
+    try:
+        proc = docker("cp", f"{name}:{folder.rstrip('/')}/.", "-", timeout=300)
+    finally:
+        remove_container(name)
+    target.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(proc.stdout), mode="r:") as archive:
+        archive.extractall(target, members=_plain_members(archive))
+
+
+def _plain_members(archive: tarfile.TarFile):
+    """Folders, regular files and links that stay inside (no device, no absolute or `..`
+    name): what a workspace may hold. Modes are kept, owners are not (the harness's)."""
+    for member in archive.getmembers():
+        parts = Path(member.name).parts
+        if member.name.startswith("/") or ".." in parts:
+            continue
+        if member.issym() and (member.linkname.startswith("/") or ".." in Path(member.linkname).parts):
+            continue
+        if member.isdir() or member.isfile() or member.issym():
+            member.uid = member.gid = os.getuid()
+            member.uname = member.gname = ""
+            yield member

@@ -1,0 +1,105 @@
+"""The runner interface: where a task's workspace starts, how known outputs are applied, where
+the checks and the agent run. Two backends behind it (seed 002's "local and docker backends
+behind one interface"):
+
+  local   today's path: repo-state/, the namespace sandboxes of isolation.py (the default)
+  docker  the task's image (ci_eval/run/docker/): checks in a fresh container, no network
+
+Which one a task gets: `--runner` when given (every selected task), else the task's
+metadata.json `runner`, else ci-eval.yaml `runner`, else local. A task whose verifier is
+Harbor's (tests/test.sh) needs docker: asking for local is bad input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from ci_eval.errors import UserError
+from ci_eval.run.agent import AgentOutcome, run_agent
+from ci_eval.run.docker.backend import DockerRunner
+from ci_eval.run.docker.images import default_log_dir, describe
+from ci_eval.run.docker.settings import docker_settings, task_runner
+from ci_eval.run.isolation import Isolation
+from ci_eval.run.scoring import CheckOutcome, run_checks
+from ci_eval.run.workspace import apply_output
+from ci_eval.tasks.model import Task
+
+RUNNERS = ("local", "docker")
+
+
+class Runner(Protocol):
+    name: str
+
+    def repo_state(self, task: Task) -> Path: ...
+
+    def apply_output(self, task: Task, source: Path, workspace: Path) -> None: ...
+
+    def checks(self, task: Task, workspace: Path, *, checks_dir: Path, runs_base: Path,
+               extra_env: tuple[str, ...] = (), hide: tuple[Path, ...] = ()) -> CheckOutcome: ...
+
+    def run_agent(self, agent, task: Task, run_no: int, paths, **kwargs) -> AgentOutcome: ...
+
+
+@dataclass
+class LocalRunner:
+    isolation: Isolation
+    name: str = "local"
+
+    def repo_state(self, task: Task) -> Path:
+        return task.repo_state
+
+    def apply_output(self, task: Task, source: Path, workspace: Path) -> None:
+        apply_output(source, workspace)
+
+    def checks(self, task: Task, workspace: Path, *, checks_dir: Path, runs_base: Path,
+               extra_env: tuple[str, ...] = (), hide: tuple[Path, ...] = ()) -> CheckOutcome:
+        return run_checks(task, workspace, self.isolation, extra_env, checks_dir=checks_dir,
+                          runs_base=runs_base, hide=hide)
+
+    def run_agent(self, agent, task: Task, run_no: int, paths, *, placement: str = "host",
+                  **kwargs) -> AgentOutcome:
+        return run_agent(agent, task, run_no, paths, **kwargs)
+
+
+@dataclass
+class Runners:
+    """The runner of each task of one invocation (the docker backend made when first needed)."""
+
+    local: LocalRunner
+    work_dir: Path  # where the docker backend keeps image workspaces (removed with the run)
+    log_dir: Path  # where image build logs are kept
+    chosen: str | None = None  # --runner
+    default: str | None = None  # ci-eval.yaml runner
+    _docker: DockerRunner | None = field(default=None, repr=False)
+
+    def name_for(self, task: Task) -> str:
+        name = self.chosen or task_runner(task) or self.default or "local"
+        if name == "local" and docker_settings(task).verifier == "harbor" and (
+                task.metadata.get("docker") is not None):
+            raise UserError(f"{task.id} is judged by Harbor's tests/test.sh in its container: "
+                            "it needs the docker runner (got local)",
+                            field="--runner" if self.chosen else "runner")
+        return name
+
+    def for_task(self, task: Task) -> Runner:
+        if self.name_for(task) == "docker":
+            if self._docker is None:
+                self._docker = DockerRunner(self.work_dir, self.log_dir)
+            return self._docker
+        return self.local
+
+    @classmethod
+    def of(cls, isolation: Isolation, work_dir: Path, log_dir: Path | None, chosen: str | None,
+           default: str | None) -> "Runners":
+        return cls(LocalRunner(isolation), Path(work_dir), Path(log_dir or default_log_dir()),
+                   chosen, default)
+
+    def prepare(self, tasks: list[Task], progress=None) -> None:
+        """Every docker task's image built (once) before anything runs: a build failure is
+        bad input naming the task, exit 2, never a failed run."""
+        docker_tasks = [t for t in tasks if self.name_for(t) == "docker"]
+        if docker_tasks:
+            self.for_task(docker_tasks[0]).prepare(
+                docker_tasks, lambda task, image: progress and progress(describe(task, image)))

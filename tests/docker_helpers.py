@@ -1,0 +1,138 @@
+"""A real Docker engine for the tests, and the images they build locally (no registry).
+
+`docker_engine` (session): the engine DOCKER_HOST (or /var/run/docker.sock) names when one
+answers; else, as root with dockerd installed, a dockerd of the session's own, started as
+DESIGN.md says (no bridge, no iptables, data and exec roots and its unix socket in a temp
+folder; a second listener in /run/ci-eval-tests-PID/, where engine sockets live on real hosts,
+for the socket-hiding tests), stopped and removed after. DOCKER_HOST is set for the session,
+so the CLI under test and its children find it. Without either: the tests skip, loudly
+(CI_EVAL_NO_SKIPS=1 in CI turns that into a failure; .ci/run installs docker.io).
+
+Images: BUSYBOX (FROM scratch + Debian's busybox-static, ~2 s) and PYTHON (mmdebstrap
+bookworm with python3 and pytest, ~3 min once: its rootfs tar is cached under
+~/.cache/ci-eval-tests and `docker import`ed in seconds afterwards).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+BUSYBOX = "ci-eval-tests/busybox:1"
+PYTHON = "ci-eval-tests/python:bookworm"
+CACHE = Path(os.environ.get("CI_EVAL_TESTS_CACHE", Path.home() / ".cache" / "ci-eval-tests"))
+PYTHON_ROOTFS = CACHE / "python-bookworm-rootfs.tar"
+
+
+def _answers(env: dict) -> bool:
+    try:
+        proc = subprocess.run(["docker", "version", "--format", "{{.Server.Version}}"], env=env,
+                              capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0 and bool(proc.stdout.strip())
+
+
+class Engine:
+    def __init__(self, host: str, sockets: list[str], owned: bool):
+        self.host, self.sockets, self.owned = host, sockets, owned
+
+    def docker(self, *args: str, check: bool = True, timeout: float = 300, **kw):
+        proc = subprocess.run(["docker", *args], capture_output=True, timeout=timeout, **kw)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"docker {' '.join(args)}: {proc.stderr.decode()[-500:]}")
+        return proc
+
+
+@pytest.fixture(scope="session")
+def docker_engine():
+    if shutil.which("docker") is None:
+        pytest.skip("no docker CLI on PATH (apt-get install docker.io; .ci/run does)")
+    if _answers(dict(os.environ)):
+        host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+        yield Engine(host, [host[len("unix://"):]] if host.startswith("unix://") else [], False)
+        return
+    if os.geteuid() != 0 or shutil.which("dockerd") is None:
+        pytest.skip("no Docker engine answers and dockerd cannot be started here (needs root "
+                    "and docker.io installed)")
+    base = Path(tempfile.mkdtemp(prefix="dockerd-tests-"))
+    run_dir = Path(f"/run/ci-eval-tests-{os.getpid()}")
+    run_dir.mkdir(exist_ok=True)
+    sockets = [str(base / "docker.sock"), str(run_dir / "docker.sock")]
+    log = open(base / "dockerd.log", "wb")  # noqa: SIM115 - closed at the end of the session
+    proc = subprocess.Popen(
+        ["dockerd", "--bridge=none", "--iptables=false", "--ip6tables=false",
+         "--data-root", str(base / "data"), "--exec-root", str(base / "exec"),
+         "--pidfile", str(base / "docker.pid"), *(f"-H=unix://{s}" for s in sockets)],
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    host = f"unix://{sockets[0]}"
+    previous = os.environ.get("DOCKER_HOST")
+    os.environ["DOCKER_HOST"] = host
+    try:
+        deadline = time.monotonic() + 60
+        while not _answers(dict(os.environ)):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("dockerd did not start: "
+                                   + (base / "dockerd.log").read_text(errors="replace")[-2000:])
+            time.sleep(0.3)
+        yield Engine(host, sockets, True)
+    finally:
+        if previous is None:
+            os.environ.pop("DOCKER_HOST", None)
+        else:
+            os.environ["DOCKER_HOST"] = previous
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+        subprocess.run(["umount", "-R", str(base / "data")], capture_output=True)
+        shutil.rmtree(base, ignore_errors=True)
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def busybox_image(docker_engine):
+    """FROM scratch + busybox-static: sh, grep, nc and the rest."""
+    busybox = shutil.which("busybox") or "/bin/busybox"
+    if not Path(busybox).is_file():
+        pytest.skip("busybox-static is not installed (apt-get install busybox-static)")
+    if docker_engine.docker("image", "inspect", BUSYBOX, check=False).returncode == 0:
+        return BUSYBOX
+    context = Path(tempfile.mkdtemp(prefix="busybox-context-"))
+    try:
+        shutil.copy(busybox, context / "busybox")
+        (context / "Dockerfile").write_text(
+            'FROM scratch\nCOPY busybox /bin/busybox\nRUN ["/bin/busybox", "--install", "-s", '
+            '"/bin"]\nRUN mkdir -p /tmp /root && chmod 1777 /tmp\n')
+        docker_engine.docker("build", "-q", "-t", BUSYBOX, str(context))
+    finally:
+        shutil.rmtree(context, ignore_errors=True)
+    return BUSYBOX
+
+
+@pytest.fixture(scope="session")
+def python_image(docker_engine):
+    """Debian bookworm with python3 and pytest (mmdebstrap; the rootfs tar cached)."""
+    if docker_engine.docker("image", "inspect", PYTHON, check=False).returncode == 0:
+        return PYTHON
+    if not PYTHON_ROOTFS.is_file():
+        if shutil.which("mmdebstrap") is None:
+            pytest.skip("mmdebstrap is not installed (apt-get install mmdebstrap), and no "
+                        f"cached rootfs at {PYTHON_ROOTFS}")
+        CACHE.mkdir(parents=True, exist_ok=True)
+        partial = PYTHON_ROOTFS.with_suffix(".partial")
+        subprocess.run(["mmdebstrap", "--variant=apt", "--include=python3,python3-pytest",
+                        "bookworm", str(partial)], check=True, capture_output=True, timeout=1800)
+        partial.rename(PYTHON_ROOTFS)
+    docker_engine.docker("import", str(PYTHON_ROOTFS), PYTHON)
+    return PYTHON
