@@ -40,6 +40,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from ci_eval.results.store import NUMBER_LIMITS
+
 INFRA_KINDS = ("auth", "rate_limit", "overloaded", "network", "setup")
 COST_SOURCES = ("agent", "pricing")
 
@@ -179,22 +181,24 @@ class Preset(ABC):
 
 
 def count(value: Any) -> int | None:
-    """A token count from hostile JSON: a non-negative whole number (1200.0 is 1200), else None."""
+    """A token count from hostile JSON: a whole number 0-10**12 (1200.0 is 1200), else None."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int):
-        return value if value >= 0 else None
-    if isinstance(value, float) and math.isfinite(value) and value >= 0 and value.is_integer():
-        return int(value)
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and 0 <= value <= NUMBER_LIMITS["tokens"]:
+        return value
     return None
 
 
 def money(value: Any) -> float | None:
-    """A cost in USD from hostile JSON: a finite non-negative number, else None."""
+    """A cost in USD from hostile JSON: a finite number 0-10**6, else None."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
+    if isinstance(value, int) and not 0 <= value <= NUMBER_LIMITS["cost"]:
+        return None  # float(10**400) overflows
     value = float(value)
-    return value if math.isfinite(value) and value >= 0 else None
+    return value if math.isfinite(value) and 0 <= value <= NUMBER_LIMITS["cost"] else None
 
 
 def add(*values: int | None) -> int | None:

@@ -9,12 +9,18 @@ Globs match the whole path, `/`-separated, relative to the workspace root: `*` a
 inside one folder name, `**` spans folders (`tests/**` is everything under tests/, `**/conftest.py`
 a conftest.py at any depth, the top included), `[abc]` is a character class. A glob without a
 `/` matches that name at any depth (`conftest.py` = `**/conftest.py`), as in .gitignore.
+
+What the diff could not see is part of it: `unverified` paths (a budget left them uncompared),
+`unlisted` (the path list itself is incomplete) and each file's `unread` reason (binary, not
+decodable as Python would decode it, too large, a budget). Criteria treat them as possibly
+offending: unproven is fail.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import Protocol
 
@@ -25,12 +31,15 @@ class ChangedFile(Protocol):
     added: int
     removed: int
     old_path: str  # where a renamed file was ("" when it was not renamed)
+    unread: str  # why its lines were not read ("" when they were)
 
 
 class Diff(Protocol):
     text: str
     truncated: bool
     files: list  # of ChangedFile
+    unverified: list  # paths that may have changed: a budget left them uncompared
+    unlisted: str  # why the list of changed paths is incomplete ("" when it is complete)
 
 
 @functools.lru_cache(maxsize=512)
@@ -81,6 +90,26 @@ def files_in(diff: Diff, globs: Iterable[str] = ()) -> list:
     globs = tuple(globs)
     return [f for f in diff.files
             if not globs or matches(f.path, globs) or (f.old_path and matches(f.old_path, globs))]
+
+
+def unverified_in(diff: Diff, globs: Iterable[str] = ()) -> list[str]:
+    """The paths (matching `globs` when given) that may have changed: not compared."""
+    globs = tuple(globs)
+    return [p for p in diff.unverified if not globs or matches(p, globs)]
+
+
+def unread_in(diff: Diff, globs: Iterable[str] = (), *, added_only: bool) -> list[str]:
+    """"path (why)" for the changed files (matching `globs`) whose lines were not read; with
+    added_only, a deleted file is left out (it adds no line)."""
+    return [f"{f.path} ({f.unread})" for f in files_in(diff, globs)
+            if f.unread and not (added_only and f.status == "deleted")]
+
+
+def code_forms(line: str) -> tuple[str, ...]:
+    """A line as written and as Python reads its identifiers (NFKC: `_ｐｙｔｅｓｔ` is
+    `_pytest`); a pattern meant for code is matched against both."""
+    normal = unicodedata.normalize("NFKC", line)
+    return (line,) if normal == line else (line, normal)
 
 
 def added_lines(text: str) -> list[tuple[str, str]]:

@@ -15,9 +15,13 @@ Criteria:
   required_pattern   some added line (in `paths`, if given) matches the regex
   max_files_changed  changed files (matching `paths`, if given) <= max
   max_lines_changed  added + removed lines (of files matching `paths`, if given) <= max
-A pattern criterion on a diff whose text was cut reads what was recorded: a forbidden pattern
-fails when a file in scope was not recorded in full (its absence cannot be shown), a required
-pattern fails when it is not found in what was recorded; the reason says so.
+Patterns match each added line as written and NFKC-normalised (as Python reads identifiers).
+Unproven is fail: a criterion that could not see all it judges fails, and the reason says what
+was not seen. forbidden_paths and max_files_changed judge the path list: a path in scope that may
+have changed but was not compared (`unverified`), or a path list that is incomplete (`unlisted`),
+fails them. The line criteria (both patterns, max_lines_changed) also fail on a file in scope whose
+lines were not read (binary, not decodable, too large, a budget; for the patterns not a deleted
+file) or, for the patterns, whose diff text was cut; a required pattern that is found passes.
 """
 
 from __future__ import annotations
@@ -28,12 +32,14 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 
-from ci_eval.grading.diffview import Diff, added_lines, files_in, matches
+from ci_eval.grading.diffview import (Diff, added_lines, code_forms, files_in, matches,
+                                      unread_in, unverified_in)
 from ci_eval.grading.rubric import Criterion, Rubric
 from ci_eval.grading.testids import TestIds, judge_tests
 
 SHOWN_PATHS = 5
 LINE_SHOWN = 80
+NOT_COMPARED = "the diff's budget ran out before they were compared"
 
 
 @dataclass(frozen=True)
@@ -167,18 +173,37 @@ def _tests(c: Criterion, rubric: Rubric, outcomes, diff: Diff, exit_code) -> tup
 
 def _forbidden_paths(c: Criterion, rubric, outcomes, diff: Diff, exit_code) -> tuple[bool, str]:
     touched = [f.path for f in files_in(diff, c.paths)]
-    if not touched:
-        return True, "no protected path changed"
-    return False, f"patch modifies protected path(s): {_listed(touched)}"
+    if touched:
+        return False, f"patch modifies protected path(s): {_listed(touched)}"
+    maybe = unverified_in(diff, c.paths)
+    if maybe:
+        return False, (f"protected path(s) may have changed and were not compared "
+                       f"({NOT_COMPARED}): {_listed(maybe)}")
+    if diff.unlisted:
+        return False, (f"the list of changed paths is incomplete ({diff.unlisted}): a change "
+                       "to a protected path cannot be ruled out")
+    return True, "no protected path changed"
 
 
 def _pattern(c: Criterion, diff: Diff) -> tuple[list[tuple[str, str]], list[str]]:
-    """(added lines in scope that match, in-scope files whose added lines were not all
-    recorded because the text was cut)."""
+    """(added lines in scope that match, as written or NFKC-normalised; what in scope was not
+    seen: files not read, not compared, not recorded in full because the text was cut, or the
+    path list itself incomplete)."""
     regex = re.compile(c.pattern)
     lines = [(p, t) for p, t in added_lines(diff.text) if not c.paths or matches(p, c.paths)]
-    hits = [(p, t) for p, t in lines if regex.search(t)]
-    return hits, _unseen(c, diff)
+    hits = [(p, t) for p, t in lines if any(regex.search(form) for form in code_forms(t))]
+    return hits, _blind(c, diff, added_only=True) + _unseen(c, diff)
+
+
+def _blind(c: Criterion, diff: Diff, *, added_only: bool) -> list[str]:
+    """What in scope a criterion on lines could not read, each with why."""
+    found = unread_in(diff, c.paths, added_only=added_only)
+    maybe = unverified_in(diff, c.paths)
+    if maybe:
+        found.append(f"{_listed(maybe)} (may have changed: {NOT_COMPARED})")
+    if diff.unlisted:
+        found.append(f"paths not listed ({diff.unlisted})")
+    return found
 
 
 def _unseen(c: Criterion, diff: Diff) -> list[str]:
@@ -187,8 +212,8 @@ def _unseen(c: Criterion, diff: Diff) -> list[str]:
     recorded = [line[len("diff --git a/"):] for line in diff.text.split("\n")
                 if line.startswith("diff --git a/")]
     complete = set(recorded[:-1])  # the last file recorded may be cut short
-    return [f.path for f in files_in(diff, c.paths)
-            if f.added and f"{f.path} b/{f.path}" not in complete]
+    return [f"{f.path} (its diff text was cut)" for f in files_in(diff, c.paths)
+            if f.added and not f.unread and f"{f.path} b/{f.path}" not in complete]
 
 
 def _forbidden_pattern(c: Criterion, rubric, outcomes, diff: Diff, exit_code) -> tuple[bool, str]:
@@ -198,8 +223,8 @@ def _forbidden_pattern(c: Criterion, rubric, outcomes, diff: Diff, exit_code) ->
         more = f" (and {len(hits) - 1} more line(s))" if len(hits) > 1 else ""
         return False, f"added line matches /{c.pattern}/: {path}: {_line(text)}{more}"
     if unseen:
-        return False, (f"the recorded diff was cut: the added lines of {_listed(unseen)} were "
-                       f"not all seen, so the absence of /{c.pattern}/ cannot be shown")
+        return False, (f"not all added lines could be read, so the absence of /{c.pattern}/ "
+                       f"cannot be shown: {_listed(unseen)}")
     return True, f"no added line matches /{c.pattern}/"
 
 
@@ -210,23 +235,35 @@ def _required_pattern(c: Criterion, rubric, outcomes, diff: Diff, exit_code) -> 
         return True, f"{path}: {_line(text)}"
     where = f" in {_listed(c.paths)}" if c.paths else ""
     if unseen:
-        return False, (f"no added line{where} matches /{c.pattern}/ in the recorded diff (cut: "
-                       f"{_listed(unseen)} not seen in full)")
+        return False, (f"no added line{where} matches /{c.pattern}/ in what could be read "
+                       f"(not read: {_listed(unseen)})")
     return False, f"no added line{where} matches /{c.pattern}/"
 
 
 def _max_files(c: Criterion, rubric, outcomes, diff: Diff, exit_code) -> tuple[bool, str]:
     changed = files_in(diff, c.paths)
     text = f"{len(changed)} file(s) changed (at most {c.max})"
-    if len(changed) <= c.max:
-        return True, text
-    return False, f"{text}: {_listed([f.path for f in changed])}"
+    if len(changed) > c.max:
+        return False, f"{text}: {_listed([f.path for f in changed])}"
+    maybe = unverified_in(diff, c.paths)
+    if len(changed) + len(maybe) > c.max:
+        return False, (f"{text}, and {len(maybe)} more may have changed "
+                       f"({NOT_COMPARED}): {_listed(maybe)}")
+    if diff.unlisted:
+        return False, f"{text}, but the list of changed paths is incomplete ({diff.unlisted})"
+    return True, text
 
 
 def _max_lines(c: Criterion, rubric, outcomes, diff: Diff, exit_code) -> tuple[bool, str]:
     changed = files_in(diff, c.paths)
     lines = sum(f.added + f.removed for f in changed)
-    return lines <= c.max, f"{lines} line(s) changed (at most {c.max})"
+    text = f"{lines} line(s) changed (at most {c.max})"
+    if lines > c.max:
+        return False, text
+    blind = _blind(c, diff, added_only=False)
+    if blind:
+        return False, f"{text} in what could be read; lines not counted: {_listed(blind)}"
+    return True, text
 
 
 def _manual(c: Criterion, rubric, outcomes, diff: Diff, exit_code) -> tuple[None, str]:

@@ -15,8 +15,9 @@ are listed in `retried_errors`):
 
 Reading checks every line (check_record): the required fields and their types, passed == (status
 == "pass"), and the numbers when present: attempt, k and requested whole numbers >= 1; tokens,
-input_tokens, output_tokens whole numbers >= 0 or null; cost_usd and the *_seconds finite
-numbers >= 0 or null; the rubric fields' types, and no pass with a rubric verdict of FAIL.
+input_tokens, output_tokens whole numbers 0-10**12 or null; cost_usd finite 0-10**6 and the
+*_seconds finite 0-10**7, or null (NUMBER_LIMITS: no aggregate over records can overflow);
+the rubric fields' types, and no pass with a rubric verdict of FAIL.
 """
 
 from __future__ import annotations
@@ -44,6 +45,10 @@ OPTIONAL_COUNT_FIELDS = ("tokens", "input_tokens", "output_tokens", "cached_inpu
                          "cache_write_tokens")
 OPTIONAL_AMOUNT_FIELDS = ("cost_usd", "retried_cost_usd", "wall_seconds", "agent_seconds",
                           "checks_seconds")
+# The largest value each kind of number may take: a trillion tokens, a million dollars, 115 days
+# of one run, a million runs or attempts. Beyond, an agent's report is ignored (the field null,
+# a note on the run) and a results line is refused (an error naming file:line).
+NUMBER_LIMITS = {"tokens": 10**12, "cost": 10**6, "seconds": 10**7, "count": 10**6}
 
 
 LOCK_FILE = ".ci-eval.lock"
@@ -105,6 +110,8 @@ def append_record(path: Path, record: dict) -> None:
 
 
 _COUNTS = tuple(COUNT_FIELDS.items())
+_AMOUNT_LIMITS = tuple((name, NUMBER_LIMITS["cost" if "cost" in name else "seconds"])
+                       for name in OPTIONAL_AMOUNT_FIELDS)
 RUBRIC_FIELDS = ("rubric_score", "rubric_verdict", "rubric_tripped", "rubric_auto_fail")
 
 
@@ -118,22 +125,23 @@ def _plainly_valid(record: object, task: str) -> bool:
         if name in record:
             return False
     status, run = get("status"), get("run")
-    if not (type(run) is int and run >= 1 and status in STATUSES
+    counts, tokens = NUMBER_LIMITS["count"], NUMBER_LIMITS["tokens"]
+    if not (type(run) is int and 1 <= run <= counts and status in STATUSES
             and type(get("agent")) is str and record.get("task") == task
             and get("passed") is (status == "pass")):
         return False
     for name, minimum in _COUNTS:
         value = get(name, minimum)
-        if not (type(value) is int and value >= minimum):
+        if not (type(value) is int and minimum <= value <= counts):
             return False
     for name in OPTIONAL_COUNT_FIELDS:
         value = get(name)
-        if value is not None and not (type(value) is int and value >= 0):
+        if value is not None and not (type(value) is int and 0 <= value <= tokens):
             return False
-    for name in OPTIONAL_AMOUNT_FIELDS:
+    for name, limit in _AMOUNT_LIMITS:
         value = get(name)
         if value is not None and not ((type(value) is float or type(value) is int)
-                                      and 0 <= value < math.inf):
+                                      and 0 <= value <= limit):  # NaN compares false
             return False
     return True
 
@@ -168,6 +176,9 @@ def check_record(record: object, path: Path, line_no: int, task: str | None = No
         )
     if record["run"] < 1:
         raise UserError(f"expected a run number >= 1, got {record['run']}", path=where, field="run")
+    if record["run"] > NUMBER_LIMITS["count"]:
+        raise UserError(f"expected at most {NUMBER_LIMITS['count']} (a bound of ci-eval's), "
+                        f"got {_shown(record['run'])}", path=where, field="run")
     for name in (*COUNT_FIELDS, *OPTIONAL_COUNT_FIELDS, *OPTIONAL_AMOUNT_FIELDS):
         problem = number_problem(name, record[name]) if name in record else None
         if problem:
@@ -188,22 +199,47 @@ def check_record(record: object, path: Path, line_no: int, task: str | None = No
 def number_problem(name: str, value: object) -> str | None:
     """What is wrong with `value` as the optional numeric record field `name` ("expected ...,
     got ..."), or None when it is fine. The one rule for reading results and for what an agent
-    reports as usage (tokens, input_tokens, output_tokens, cost_usd)."""
+    reports as usage (tokens, input_tokens, output_tokens, cost_usd). Every number is bounded
+    (NUMBER_LIMITS), so that no sum, mean or float conversion over records can overflow."""
     if name in COUNT_FIELDS:
-        minimum = COUNT_FIELDS[name]
+        minimum, limit = COUNT_FIELDS[name], NUMBER_LIMITS["count"]
         if not (_is_int(value) and value >= minimum):
             return f"expected a whole number >= {minimum}, got {_shown(value)}"
     elif name in OPTIONAL_COUNT_FIELDS:
-        if value is not None and not (_is_int(value) and value >= 0):
+        if value is None:
+            return None
+        limit = NUMBER_LIMITS["tokens"]
+        if not (_is_int(value) and value >= 0):
             return f"expected a whole number >= 0 or null, got {_shown(value)}"
     elif name in OPTIONAL_AMOUNT_FIELDS:
-        if value is not None and not (
-            (_is_int(value) or isinstance(value, float)) and math.isfinite(value) and value >= 0
-        ):
+        if value is None:
+            return None
+        limit = dict(_AMOUNT_LIMITS)[name]
+        if not _bounded_amount(value, math.inf):
             return f"expected a finite number >= 0 or null, got {_shown(value)}"
     else:
         raise KeyError(name)
+    if value > limit:  # exact for ints of any size: no float conversion
+        return f"expected at most {limit} (a bound of ci-eval's), got {_shown(value)}"
     return None
+
+
+def _bounded_amount(value: object, limit: float) -> bool:
+    if _is_int(value):
+        return 0 <= value <= limit  # compared exactly: math.isfinite(10**400) overflows
+    return isinstance(value, float) and math.isfinite(value) and 0 <= value <= limit
+
+
+def bound_usage(record: dict) -> list[str]:
+    """Set to null the numeric fields of a record about to be written that number_problem
+    refuses (a sum of attempts or models beyond the limits, a preset's reading out of range),
+    so that the line can always be read back; notes on what was dropped."""
+    notes = []
+    for name in (*OPTIONAL_COUNT_FIELDS, *OPTIONAL_AMOUNT_FIELDS):
+        if name in record and number_problem(name, record[name]):
+            notes.append(f"{name} out of range ({_shown(record[name])[:40]}): recorded as null")
+            record[name] = None
+    return notes
 
 
 RUBRIC_VERDICTS = ("PASS", "FAIL")

@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ci_eval.run.linediff import unified_diff
+from ci_eval.run.sourcetext import source_lines, source_text
 
 RENAME_SIMILARITY = 0.5
 MAX_CANDIDATE_PAIRS = 10_000
@@ -96,7 +97,7 @@ def similarity(a: Counter, b: Counter) -> float:
 
 def _renamed(change, old: str, a: str, b: str, hunks) -> tuple:
     new = change.path
-    lines = unified_diff(a.splitlines(keepends=True), b.splitlines(keepends=True),
+    lines = unified_diff(source_lines(a), source_lines(b),
                          fromfile=f"a/{old}", tofile=f"b/{new}")
     added, removed, body = hunks(lines)
     score = round(100 * similarity(Counter(a.splitlines()), Counter(b.splitlines())))
@@ -107,7 +108,8 @@ def _renamed(change, old: str, a: str, b: str, hunks) -> tuple:
 
 
 def _texts(root: Path, changes: dict) -> dict[str, str]:
-    """path -> its text, for the files that read back as UTF-8 text within READ_CAP."""
+    """path -> its text, for the files that read back as text (as Python reads a source file:
+    ci_eval/run/sourcetext.py) within READ_CAP."""
     found = {}
     for path in changes:
         try:
@@ -120,10 +122,9 @@ def _texts(root: Path, changes: dict) -> dict[str, str]:
             continue
         finally:
             os.close(fd)
-        if len(data) > READ_CAP or b"\0" in data[:8192]:
+        if len(data) > READ_CAP:
             continue
-        try:
-            found[path] = data.decode("utf-8")
-        except UnicodeDecodeError:
-            continue
+        text, _ = source_text(data)
+        if text is not None:
+            found[path] = text
     return found

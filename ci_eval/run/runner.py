@@ -259,6 +259,9 @@ def run_one(task: Task, run_no: int, ctx: RunContext) -> dict | None:
     for name in COST_FIELDS:
         if spent[name] is not None:
             record[name] = _add(record.get(name), spent[name])
+    dropped = results_mod.bound_usage(record)
+    if dropped:
+        record["reason"] = _joined([record.get("reason", ""), *dropped])
     return record
 
 
