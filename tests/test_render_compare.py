@@ -47,7 +47,7 @@ def test_markdown_layout():
     assert "| +500 (+50%) | -2.0s (-20%) |" in text
     assert "#### Calibration warnings" in text and "checks look too loose" in text
     footer = lines[-1]
-    assert footer.startswith("<sub>") and "agent ref" in footer and "k=5" in footer
+    assert footer.startswith("<sub>") and "agent `ref`" in footer and "k=5" in footer
     assert "commit 0123456789ab" in footer
 
 

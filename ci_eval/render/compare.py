@@ -15,6 +15,7 @@ import json
 from collections.abc import Mapping
 from fractions import Fraction
 
+from ci_eval.render.inert import code_span
 from ci_eval.render.junit import Case, render_cases
 from ci_eval.render.report import MOST_TRIPPED, rubric_line
 from ci_eval.verdict.gate import REGRESSION_DROP, TaskVerdict, Verdict
@@ -95,12 +96,13 @@ def row(t: TaskVerdict) -> list[str]:
     ]
 
 
-def verdict_line(verdict: Verdict, *, emoji: bool = True) -> str:
+def verdict_line(verdict: Verdict, *, emoji: bool = True, quote=str) -> str:
+    """The verdict in one line; `quote` renders agent-derived text (code_span in markdown)."""
     counts = " · ".join(f"{n} {status}" for status, n in verdict.counts.items()) or "no tasks"
     failed = len(verdict.failed)
     if verdict.setup_broken is not None:
-        head = (f"agent setup broken: {verdict.setup_broken} (every run failed the same way; "
-                "the pass rates say nothing about the agent)")
+        head = (f"agent setup broken: {quote(verdict.setup_broken)} (every run failed the same "
+                "way; the pass rates say nothing about the agent)")
         text = f"ci-eval: {head}"
         return f"❌ {text}" if emoji else f"FAIL {text}"
     if verdict.passed:
@@ -113,10 +115,10 @@ def verdict_line(verdict: Verdict, *, emoji: bool = True) -> str:
     return f"{mark} {text}" if emoji else ("PASS " if verdict.passed else "FAIL ") + text
 
 
-def footer_items(verdict: Verdict, commit: str | None) -> list[str]:
-    items = [f"agent {verdict.agent or 'unknown'}"]
+def footer_items(verdict: Verdict, commit: str | None, *, quote=str) -> list[str]:
+    items = [f"agent {quote(verdict.agent) if verdict.agent else 'unknown'}"]
     if verdict.baseline_agent and verdict.baseline_agent != verdict.agent:
-        items.append(f"baseline agent {verdict.baseline_agent}")
+        items.append(f"baseline agent {quote(verdict.baseline_agent)}")
     items.append(f"k={verdict.k}")
     items.append(f"commit {commit[:12]}" if commit else "commit unknown")
     items.append(f"regression = drop of more than {float(REGRESSION_DROP):.2f} (exact)")
@@ -154,8 +156,15 @@ def _md_cell(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
-def _md_row(cells: list[str]) -> str:
-    return "| " + " | ".join(_md_cell(c) for c in cells) + " |\n"
+def _md_row(cells: list[str], quoted: tuple[str, ...] = ()) -> str:
+    """A table row: `cells` are ci-eval's own text (escaped), `quoted` agent- or checks-derived
+    text (inert code spans)."""
+    shown = [_md_cell(c) for c in cells] + [code_span(q, in_table=True) for q in quoted]
+    return "| " + " | ".join(shown) + " |\n"
+
+
+def _quoted(text: str) -> str:
+    return code_span(text)
 
 
 def _md_header(extra: tuple[str, ...] = ()) -> str:
@@ -166,11 +175,11 @@ def _md_header(extra: tuple[str, ...] = ()) -> str:
 def render_markdown(verdict: Verdict, *, commit: str | None = None,
                     limit: int = MAX_COMMENT_CHARS,
                     trends: Mapping[str, str] | None = None) -> str:
-    changed = [_md_row(row(t) + [t.why]) for t in verdict.tasks if t.status != "unchanged"]
+    changed = [_md_row(row(t), (t.why,)) for t in verdict.tasks if t.status != "unchanged"]
     history = ("History",) if trends is not None else ()
     full = [_md_row(row(t) + ([trends.get(t.task, "")] if trends is not None else []))
             for t in verdict.tasks]
-    head = f"{COMMENT_MARKER}\n### {verdict_line(verdict)}\n\n"
+    head = f"{COMMENT_MARKER}\n### {verdict_line(verdict, quote=_quoted)}\n\n"
     gates = auto_fail_notes(verdict)
     head += "".join(f"> {_md_cell(note)}\n" for note in (*verdict.notes, *gates))
     head += "\n" if verdict.notes or gates else ""
@@ -178,7 +187,7 @@ def render_markdown(verdict: Verdict, *, commit: str | None = None,
     if verdict.calibration:
         tail += "\n#### Calibration warnings\n\n"
         tail += "".join(f"- ⚠️ {_md_cell(w.message)}\n" for w in verdict.calibration)
-    tail += "\n---\n<sub>" + " · ".join(_md_cell(i) for i in footer_items(verdict, commit))
+    tail += "\n---\n<sub>" + " · ".join(footer_items(verdict, commit, quote=_quoted))
     tail += "</sub>\n"
 
     def assemble(n_changed: int, n_full: int) -> str:
