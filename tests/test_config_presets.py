@@ -147,7 +147,7 @@ def test_budget_overrides():
      "agents.a.model: expected a model name (one word)"),
     ({"agents": {"a": {"preset": "codex", "model": 4}}}, "agents.a.model: expected a model name"),
     ({"agents": {"a": {"command": "x", "model": "o3"}}},
-     "agents.a.model: only for a preset agent (a command chooses its own model and arguments)"),
+     "agents.a.model: only for a preset agent (a command chooses its own model, arguments and gateway"),
     ({"agents": {"a": {"command": "x", "args": ["-v"]}}}, "agents.a.args: only for a preset agent"),
     ({"agents": {"a": {"preset": "codex", "args": "-v"}}},
      "agents.a.args: expected a list of arguments, got \"-v\""),

@@ -91,8 +91,8 @@ CASES = {
     ("gemini", "rate_limit"): (None, None, None, None, None, None, "rate_limit", 1, False),
     ("gemini", "auth"): (None, None, None, None, None, None, "auth", 41, False),
     ("gemini", "malformed"): (None, None, None, None, None, None, None, 0, False),
-    ("aider", "success"): (5925, 5800, 125, 2300, 2300, 0.02, None, 0, True),
-    ("aider", "max_turns"): (5925, 5800, 125, 2300, 2300, 0.02, None, 0, True),
+    ("aider", "success"): (3625, 3500, 125, 2300, 2300, 0.02, None, 0, True),  # sent - writes
+    ("aider", "max_turns"): (3625, 3500, 125, 2300, 2300, 0.02, None, 0, True),
     ("aider", "rate_limit"): (None, None, None, None, None, None, "rate_limit", 0, False),
     ("aider", "auth"): (None, None, None, None, None, None, "auth", 0, False),
     ("aider", "malformed"): (None, None, None, None, None, None, None, 0, False),
@@ -176,8 +176,11 @@ def test_hang_still_gives_claude_usage_so_far(tmp_path):
                            "ANTHROPIC_API_KEY": "sk-test-key"},
         capture_output=True, text=True, timeout=60, check=False).stdout
     report = preset.parse(partial, None, {})
-    assert (report.input_tokens, report.output_tokens, report.cost_usd) == (4512, 80, None)
-    assert "no result object in output" in report.note
+    # Output unknown: the per-message events carry message_start's placeholder output count.
+    assert (report.input_tokens, report.output_tokens, report.cost_usd) == (4512, None, None)
+    assert report.tokens is None
+    assert "no result object in output" in report.note and "output tokens and cost unknown" \
+        in report.note
 
 
 # --- argv and env -----------------------------------------------------------------------------
@@ -296,7 +299,15 @@ def test_gemini_is_priced_per_model(tmp_path):
         ((33932 - 21263) * 1.25 + 21263 * 0.31 + 314 * 10) / 1e6)
 
 
-def test_a_reported_cost_is_kept(tmp_path):
+def test_the_pricing_table_wins_over_a_reported_cost_and_says_so(tmp_path):
+    """Claude prices a model it does not know (a gateway's) at its defaults: a `pricing:` entry
+    for the model is what the user means. Without one, the tool's own figure stands."""
     report = run_preset(tmp_path, "claude-code").report
-    priced = cost_from_pricing(report, None, {"claude-sonnet-4-5-20250929": ModelPrice(100, 100)})
-    assert (priced.cost_usd, priced.cost_source) == (0.0123, "agent")
+    assert (report.cost_usd, report.cost_source) == (0.0123, "agent")
+    priced = cost_from_pricing(report, None, {"claude-sonnet-4-5-20250929": ModelPrice(1, 10)})
+    # modelUsage: 9116 input (7500 cached, 1600 cache write) and 100 output, all at 1 / 10 $/M
+    assert priced.cost_source == "pricing"
+    assert priced.cost_usd == pytest.approx((9116 * 1 + 100 * 10) / 1e6)
+    assert "the tool's own cost $0.0123 replaced by ci-eval.yaml's pricing" in priced.note
+    kept = cost_from_pricing(report, None, {"some-other-model": ModelPrice(100, 100)})
+    assert (kept.cost_usd, kept.cost_source, kept.note) == (0.0123, "agent", report.note)

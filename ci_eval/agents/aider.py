@@ -24,12 +24,14 @@ from __future__ import annotations
 import re
 
 from ci_eval.agents.preset import (
+    LITELLM_OFFLINE,
     PROVIDER_KEYS,
     PROXY_ENV,
     AgentReport,
     InfraError,
     Preset,
     add,
+    litellm_base_url_env,
     make_infra,
     money,
     one_line,
@@ -55,6 +57,11 @@ class Aider(Preset):
     key_env = PROVIDER_KEYS + ("OLLAMA_API_BASE",)
     pass_env = ("OPENAI_API_BASE", "ANTHROPIC_API_BASE", "AZURE_API_BASE", "AZURE_API_VERSION",
                 "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION", *PROXY_ENV)
+    fixed_env = LITELLM_OFFLINE
+
+
+    def gateway_env(self, base_url, model):
+        return litellm_base_url_env(base_url, model)
 
     def argv(self, prompt_text, prompt_file, workspace, run_dir, model, extra_args):
         argv = [self.program, "--message-file", prompt_file, "--yes-always",
@@ -110,8 +117,10 @@ class Aider(Preset):
         outcome = {"messages": messages, "reflections_exhausted": reflections}
         if errors:
             outcome["error"] = one_line(errors[-1])
-        # aider's "sent" already includes cache writes and cache hits.
-        return AgentReport(tokens=total(sent, received), input_tokens=sent,
+        # With a prompt cache (Anthropic), aider's "sent" is litellm's prompt_tokens, which
+        # already count cache reads and writes, plus the cache writes once more.
+        inp = sent - written if sent is not None and written else sent
+        return AgentReport(tokens=total(inp, received), input_tokens=inp,
                            output_tokens=received, cached_input_tokens=hit,
                            cache_write_tokens=written, cost_usd=cost,
                            cost_source="agent" if cost is not None else None, model=model,

@@ -25,16 +25,19 @@ from typing import Any
 from ci_eval.agents.preset import (
     PROXY_ENV,
     AgentReport,
+    InfraError,
     ModelUsage,
     Preset,
     add,
     count,
+    make_infra,
     money,
     one_line,
     total,
 )
 from ci_eval.agents.reading import classify, classify_first, compact, json_lines
 
+API_RETRIES = 2
 AGENT_LIMIT_SUBTYPES = ("error_max_turns", "error_max_budget_usd",
                         "error_max_structured_output_retries")
 
@@ -50,7 +53,12 @@ class ClaudeCode(Preset):
                 "AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
                 "AWS_PROFILE", "AWS_BEARER_TOKEN_BEDROCK", "ANTHROPIC_VERTEX_PROJECT_ID",
                 "CLOUD_ML_REGION", "GOOGLE_APPLICATION_CREDENTIALS", *PROXY_ENV)
-    fixed_env = MappingProxyType({"IS_SANDBOX": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
+    # CLAUDE_CODE_MAX_RETRIES: Claude retries a failed API call 10 times by default (401s
+    # too), for minutes, under ci-eval's own retries.
+    fixed_env = MappingProxyType({"IS_SANDBOX": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                                  "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
+                                  "CLAUDE_CODE_MAX_RETRIES": str(API_RETRIES)})
+    base_url_env = ("ANTHROPIC_BASE_URL",)
 
     def argv(self, prompt_text, prompt_file, workspace, run_dir, model, extra_args):
         argv = [self.program, "-p", "--output-format", "stream-json", "--verbose",
@@ -70,7 +78,15 @@ class ClaudeCode(Preset):
             return self._without_result(events, output, exit_code, model, notes)
 
         usage = _usage(result.get("usage"))
-        if usage is None:
+        by_model = _model_usage(result.get("modelUsage"))
+        if (usage is None or not any(usage)) and any(m.input_tokens or m.output_tokens
+                                                     for m in by_model):
+            # After a cut stream Claude retries without streaming, and `usage` is then all
+            # zeros while modelUsage has the figures.
+            usage = tuple(add(*(getattr(m, name) for m in by_model)) for name in (
+                "input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens"))
+            notes.append("tokens from modelUsage (the result's usage was empty)")
+        elif usage is None:
             notes.append("result object has no usage")
         cost = money(result.get("total_cost_usd", result.get("cost_usd")))
         subtype = result.get("subtype") if isinstance(result.get("subtype"), str) else None
@@ -85,13 +101,18 @@ class ClaudeCode(Preset):
             if isinstance(result.get("errors"), list) else []
         if is_error and isinstance(result.get("result"), str):
             error_texts.insert(0, result["result"])
+        status = count(result.get("api_error_status"))
+        if isinstance(result.get("error"), str):
+            error_texts.insert(0, result["error"])
+            outcome["error"] = one_line(result["error"], 80)
+        if status is not None:
+            outcome["api_error_status"] = status
         if subtype not in AGENT_LIMIT_SUBTYPES and (is_error or (subtype or "").startswith("error")):
-            infra = classify_first(error_texts)
+            infra = _status_infra(status, error_texts) or classify_first(error_texts)
             if infra is None:
                 notes.append("claude reported an error"
                              + (f": {one_line(error_texts[0])}" if error_texts else f" ({subtype})"))
 
-        by_model = _model_usage(result.get("modelUsage"))
         if model is None and by_model:
             model = max(by_model, key=lambda m: (m.output_tokens or 0)).model
         inp, out, cached, written = usage or (None, None, None, None)
@@ -111,9 +132,13 @@ class ClaudeCode(Preset):
                 key = message.get("id")  # one message id per content block: count it once
                 per_message[key if isinstance(key, str) and key else len(per_message)] = usage
         sums = [add(*(u[i] for u in per_message.values())) for i in range(4)]
+        # A message's event carries the usage of its message_start: the prompt counts are
+        # right, the output count is the API's placeholder (1), not what was generated.
+        sums[1] = None
         note = "no result object in output"
         if per_message:
-            note += f"; tokens summed from {len(per_message)} assistant message(s), cost unknown"
+            note += (f"; input tokens summed from {len(per_message)} assistant message(s); "
+                     "output tokens and cost unknown")
         infra = None
         if exit_code not in (0, None):
             plain = [line for line in output.splitlines()[-20:] if not line.lstrip().startswith("{")]
@@ -122,6 +147,20 @@ class ClaudeCode(Preset):
         return AgentReport(tokens=total(inp, out), input_tokens=inp, output_tokens=out,
                            cached_input_tokens=cached, cache_write_tokens=written, model=model,
                            infra_error=infra, notes=(note, *notes))
+
+
+def _status_infra(status: int | None, texts: list[str]) -> InfraError | None:
+    """The kind an HTTP status Claude reports (api_error_status) names, if it names one."""
+    detail = one_line(texts[0]) if texts else "no message"
+    if status == 404:
+        return make_infra("setup", f"model not found (HTTP 404): {detail}")
+    if status in (401, 403):
+        return make_infra("auth", f"authentication failed (HTTP {status}): {detail}")
+    if status == 429:
+        return make_infra("rate_limit", f"rate limit or quota (HTTP 429): {detail}")
+    if status is not None and status >= 500:
+        return make_infra("overloaded", f"provider error (HTTP {status}): {detail}")
+    return None
 
 
 def _usage(value: Any) -> tuple[int, int | None, int | None, int | None] | None:

@@ -10,6 +10,8 @@ Format (every key optional; a missing file means no named agents):
         #                                              # a list runs as argv
         model: claude-sonnet-4-5     # presets only: the model the tool is told to use
         args: [--max-turns, "30"]    # presets only: extra arguments for the tool
+        base_url: http://gw:8080     # presets only: a gateway for the model API, set in the
+                                     # tool's own way (ANTHROPIC_BASE_URL, codex -c ...)
         timeout_seconds: 900         # 0 < number <= 86400; overrides the task's agent timeout
         env: [ANTHROPIC_BASE_URL]    # variables let through to the agent (besides PATH, HOME...
                                      # and, for a preset, its key and setting variables)
@@ -66,6 +68,7 @@ from ci_eval.agents.pricing import ModelPrice, parse_pricing
 from ci_eval.agents.shell import first_program
 from ci_eval.agents.values import (
     argument_list,
+    base_url,
     check_keys,
     command_value,
     env_names,
@@ -88,8 +91,8 @@ TOP_LEVEL_KEYS = ("agents", "default_agent", "checks", "budget", "pricing", "fai
 RUNNER_NAMES = ("local", "docker")
 PLACEMENTS = ("host", "container")
 DEFAULT_FAILURE_LOGS = ".ci-eval/failure-logs"
-AGENT_KEYS = ("command", "preset", "model", "args", "timeout_seconds", "env", "usage",
-              "placement")
+AGENT_KEYS = ("command", "preset", "model", "args", "base_url", "timeout_seconds", "env",
+              "usage", "placement")
 CHECKS_KEYS = ("env",)
 USAGE_MODES = ("file", "none")
 AGENT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -106,6 +109,7 @@ class AgentConfig:
     preset: str | None = None  # a name in PRESETS
     model: str | None = None  # presets: passed to the tool
     args: tuple[str, ...] = ()  # presets: extra arguments for the tool
+    base_url: str | None = None  # presets: a gateway / proxy for the model API (its URL)
     shell: bool = False  # command is ("bash", "-c", script): a command string
     placement: str = "host"  # docker runner: "host" (local sandbox) or "container" (the image)
 
@@ -334,12 +338,14 @@ def _parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
             preset=_preset(spec["preset"], path, f"{where}.preset"),
             model=model_name(spec.get("model"), path, f"{where}.model") if "model" in spec else None,
             args=argument_list(spec["args"], path, f"{where}.args") if "args" in spec else (),
+            base_url=base_url(spec["base_url"], path, f"{where}.base_url")
+            if "base_url" in spec else None,
         )
-    for key in ("model", "args"):
+    for key in ("model", "args", "base_url"):
         if key in spec:
             raise UserError(
-                "only for a preset agent (a command chooses its own model and arguments)",
-                path=path, field=f"{where}.{key}")
+                "only for a preset agent (a command chooses its own model, arguments and "
+                "gateway; let a variable through with env:)", path=path, field=f"{where}.{key}")
     usage = spec.get("usage", "file")
     if usage not in USAGE_MODES:
         raise UserError(

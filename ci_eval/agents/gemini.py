@@ -15,6 +15,7 @@ GEMINI_CLI_TRUST_WORKSPACE=true. `--prompt=TEXT` keeps a prompt starting with "-
 
 from __future__ import annotations
 
+import re
 from types import MappingProxyType
 
 from ci_eval.agents.preset import (
@@ -44,6 +45,7 @@ class Gemini(Preset):
     pass_env = ("GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GEMINI_BASE_URL",
                 "GEMINI_MODEL", *PROXY_ENV)
     fixed_env = MappingProxyType({"GEMINI_CLI_TRUST_WORKSPACE": "true"})
+    base_url_env = ("GOOGLE_GEMINI_BASE_URL",)
 
     def argv(self, prompt_text, prompt_file, workspace, run_dir, model, extra_args):
         argv = [self.program, "--yolo", "--output-format", "json"]
@@ -68,7 +70,7 @@ class Gemini(Preset):
         if message:
             outcome["error"] = one_line(message)
 
-        infra = self._infra(exit_code, error, message)
+        infra = self._infra(exit_code, error, message) or _cut_connection(output, exit_code, message)
         if message and infra is None and status != "turn_limit":
             notes.append(f"gemini reported an error: {one_line(message)}")
 
@@ -96,6 +98,26 @@ class Gemini(Preset):
         if exit_code == 53:
             return None  # the turn limit: the agent's own outcome
         return classify(message) if message else None
+
+
+# undici's words for a connection the server (or a gateway) dropped mid-answer. gemini-cli
+# reports it as error message "terminated" (exit 1) and prints the cause on stderr; it does not
+# retry. Read only when gemini itself reported an error.
+CUT_CONNECTION = re.compile(r"\bUND_ERR_SOCKET\b|SocketError: other side closed|"
+                            r"\bother side closed\b")
+
+
+def _cut_connection(output: str, exit_code: int | None, message: str | None) -> InfraError | None:
+    if not message or exit_code in (0, None):
+        return None
+    plain = "\n".join(line for line in output.splitlines()[-200:]
+                      if not line.lstrip().startswith(("{", "}", '"')))
+    found = CUT_CONNECTION.search(plain)
+    if found or message.strip().lower() == "terminated":
+        cause = found.group() if found else "terminated"
+        return make_infra("network", f"connection cut ({cause}): gemini reported "
+                          f"{one_line(message, 80)!r}")
+    return None
 
 
 def _models(stats) -> tuple[ModelUsage, ...]:

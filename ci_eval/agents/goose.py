@@ -51,6 +51,14 @@ class Goose(Preset):
                 env["GOOSE_MODEL"] = model
         return env
 
+    def gateway_env(self, base_url, model):
+        """goose's provider host variables (unverified against the real tool)."""
+        provider = (model or "").partition("/")[0] if "/" in (model or "") else ""
+        hosts = {"anthropic": "ANTHROPIC_HOST", "openai": "OPENAI_HOST", "google": "GOOGLE_HOST",
+                 "openrouter": "OPENROUTER_HOST", "databricks": "DATABRICKS_HOST"}
+        names = [hosts[provider]] if provider in hosts else ["OPENAI_HOST", "ANTHROPIC_HOST"]
+        return {name: base_url for name in names}
+
     def argv(self, prompt_text, prompt_file, workspace, run_dir, model, extra_args):
         return [self.program, "run", "--instructions", prompt_file, "--no-session",
                 "--output-format", "stream-json", *extra_args]

@@ -13,6 +13,9 @@ Tokens are summed over the messages' litellm usage (extra.response.usage, or the
 for Responses-API models). exit_status is the exception's class name when the run died on one
 (AuthenticationError, RateLimitError, ...): those name the infrastructure kind.
 
+The reason of such an ending carries the exception's message (the last message's
+extra.exception_str); an InternalServerError whose message is a lost connection is "network".
+
 MSWEA_CONFIGURED skips the first-run setup; MSWEA_COST_TRACKING=ignore_errors keeps a model
 without a litellm price from aborting the run, which makes mini report a cost of 0: a 0 cost
 after API calls is read as unknown, never as free.
@@ -24,12 +27,14 @@ from types import MappingProxyType
 
 from ci_eval import strict_json
 from ci_eval.agents.preset import (
+    LITELLM_OFFLINE,
     PROVIDER_KEYS,
     PROXY_ENV,
     AgentReport,
     Preset,
     add,
     count,
+    litellm_base_url_env,
     make_infra,
     money,
     one_line,
@@ -45,6 +50,7 @@ API_ERRORS = {
     "APIConnectionError": "network", "APITimeoutError": "network", "Timeout": "network",
 }
 AGENT_ENDINGS = ("Submitted", "LimitsExceeded")
+MODEL_ATTEMPTS = 2
 
 
 class MiniSweAgent(Preset):
@@ -53,7 +59,15 @@ class MiniSweAgent(Preset):
     key_env = ("MSWEA_API_KEY",) + PROVIDER_KEYS
     pass_env = ("MSWEA_MODEL_NAME", "OPENAI_API_BASE", "ANTHROPIC_API_BASE",
                 "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION", *PROXY_ENV)
-    fixed_env = MappingProxyType({"MSWEA_CONFIGURED": "true", "MSWEA_COST_TRACKING": "ignore_errors"})
+    # mini retries a failed model call 10 times by default (waits of 4 to 60 s), under
+    # ci-eval's own retries: one retry of its own is enough.
+    fixed_env = MappingProxyType({"MSWEA_CONFIGURED": "true", "MSWEA_COST_TRACKING": "ignore_errors",
+                                  "MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT": str(MODEL_ATTEMPTS),
+                                  **LITELLM_OFFLINE})
+
+
+    def gateway_env(self, base_url, model):
+        return litellm_base_url_env(base_url, model)
 
     def argv(self, prompt_text, prompt_file, workspace, run_dir, model, extra_args):
         argv = [self.program, "--yolo", "--exit-immediately", f"--task={prompt_text}",
@@ -94,7 +108,11 @@ class MiniSweAgent(Preset):
         submission = info.get("submission") if isinstance(info.get("submission"), str) else ""
         infra = None
         if status in API_ERRORS:
-            infra = make_infra(API_ERRORS[status], f"{status}: {one_line(submission or status)}")
+            detail = _exception_text(data.get("messages")) or submission or status
+            kind = API_ERRORS[status]
+            if kind == "overloaded" and (found := classify(detail)) and found.kind == "network":
+                kind = "network"  # litellm wraps a lost connection as InternalServerError
+            infra = make_infra(kind, f"{status}: {one_line(detail)}")
         elif status not in AGENT_ENDINGS:
             notes.append(f"mini-swe-agent ended with {one_line(status, 80) if status else 'no exit status'}")
         config = info.get("config") if isinstance(info.get("config"), dict) else {}
@@ -105,6 +123,16 @@ class MiniSweAgent(Preset):
                            cost_source="agent" if cost is not None else None, model=model,
                            outcome={"exit_status": status, "api_calls": calls},
                            infra_error=infra, notes=tuple(notes))
+
+
+def _exception_text(messages) -> str | None:
+    """The message of the exception a run died on (mini writes it into its last message)."""
+    last = messages[-1] if isinstance(messages, list) and messages else None
+    extra = last.get("extra") if isinstance(last, dict) else None
+    text = extra.get("exception_str") if isinstance(extra, dict) else None
+    if not isinstance(text, str) and isinstance(last, dict) and last.get("role") == "exit":
+        text = last.get("content")
+    return text if isinstance(text, str) and text.strip() else None
 
 
 def _tokens(messages) -> tuple[int | None, int | None, int | None, int | None]:

@@ -38,6 +38,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from ci_eval.results.store import NUMBER_LIMITS
@@ -59,6 +60,9 @@ PROVIDER_KEYS = (
     "AZURE_API_KEY",
     "AWS_ACCESS_KEY_ID",
 )
+# litellm (aider, mini-swe-agent) fetches its model price list from GitHub at start unless told
+# to use the copy it ships: offline that fetch fails only after its own retries.
+LITELLM_OFFLINE = MappingProxyType({"LITELLM_LOCAL_MODEL_COST_MAP": "True"})
 PROXY_ENV = ("HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "no_proxy")
 
 
@@ -154,6 +158,18 @@ class Preset(ABC):
         """Values to set in the tool's environment (on top of the allow-listed variables)."""
         return dict(self.fixed_env)
 
+    # The variables that take a gateway's URL (ci-eval.yaml `base_url:`), for tools that read
+    # one from the environment.
+    base_url_env: ClassVar[tuple[str, ...]] = ()
+
+    def gateway_env(self, base_url: str, model: str | None) -> dict[str, str]:
+        """Environment values that point the tool at base_url."""
+        return {name: base_url for name in self.base_url_env}
+
+    def gateway_args(self, base_url: str) -> list[str]:
+        """Arguments that point the tool at base_url (placed before the agent's `args`)."""
+        return []
+
     @abstractmethod
     def argv(self, prompt_text: str, prompt_file: str, workspace: str, run_dir: str,
              model: str | None, extra_args: tuple[str, ...]) -> list[str]:
@@ -175,6 +191,18 @@ class Preset(ABC):
     @abstractmethod
     def read(self, output: str, exit_code: int | None, files: dict[str, str]) -> AgentReport:
         """parse() without the safety net."""
+
+
+def litellm_base_url_env(base_url: str, model: str | None) -> dict[str, str]:
+    """A litellm-based tool (aider, mini-swe-agent) reads the base URL of the model's provider:
+    ANTHROPIC_API_BASE for anthropic/ and claude models, GEMINI_API_BASE for gemini/, else the
+    OpenAI-compatible OPENAI_API_BASE (and OPENAI_BASE_URL, which newer litellm reads first)."""
+    name = (model or "").lower()
+    if name.startswith(("anthropic/", "claude")):
+        return {"ANTHROPIC_API_BASE": base_url}
+    if name.startswith("gemini/"):
+        return {"GEMINI_API_BASE": base_url}
+    return {"OPENAI_API_BASE": base_url, "OPENAI_BASE_URL": base_url}
 
 
 # --- helpers for readers ------------------------------------------------------------------------

@@ -10,10 +10,13 @@ as the tool reports it). Prices may be 0 (a local model).
 
     report = cost_from_pricing(report, model, pricing)
 
-keeps a cost the tool reported (cost_source "agent"); otherwise prices the tokens when the model
-is in the table and the input and output counts are known (cost_source "pricing"); otherwise the
-cost stays None (cost_source None). A tool that reports usage per model (Gemini) is priced model
-by model when every one of them is in the table.
+prices the tokens when the table can price the run (cost_source "pricing"): model by model when
+the tool reports usage per model (Claude, Gemini) and every one of them is in the table, else at
+the agent's model's price when input and output counts are known. The table wins over a cost
+the tool reported itself: a user who wrote prices for a model means them (a gateway model the
+tool prices at its defaults, a negotiated rate), and the replaced figure is noted on the run.
+When the table cannot price the run, a cost the tool reported is kept (cost_source "agent");
+otherwise the cost stays None (cost_source None), never 0.
 """
 
 from __future__ import annotations
@@ -53,20 +56,35 @@ class ModelPrice:
 
 def cost_from_pricing(report: AgentReport, model: str | None,
                       pricing: dict[str, ModelPrice]) -> AgentReport:
+    priced = priced_cost(report, model, pricing)
+    if priced is not None:
+        notes = report.notes
+        if report.cost_usd is not None:
+            notes += (f"the tool's own cost ${report.cost_usd:.6g} replaced by ci-eval.yaml's "
+                      "pricing",)
+        return replace(report, cost_usd=priced, cost_source="pricing", notes=notes)
     if report.cost_usd is not None:
         return report if report.cost_source else replace(report, cost_source="agent")
+    return replace(report, cost_source=None)
+
+
+def priced_cost(report: AgentReport, model: str | None,
+                pricing: dict[str, ModelPrice]) -> float | None:
+    """The run's cost at ci-eval.yaml's prices, or None when the table cannot price all of it:
+    model by model when every model the tool reports usage for is in the table, else the
+    agent's model (or the one the tool reported) for all tokens, when input and output are
+    known."""
     by_model = report.model_usage
     if by_model and all(m.model in pricing and m.input_tokens is not None
                         and m.output_tokens is not None for m in by_model):
         cost = sum(pricing[m.model].cost(m.input_tokens, m.output_tokens, m.cached_input_tokens,
                                          m.cache_write_tokens) for m in by_model)
-        return replace(report, cost_usd=round(cost, 8), cost_source="pricing")
+        return round(cost, 8)
     price = pricing.get(model or report.model or "")
     if price is None or report.input_tokens is None or report.output_tokens is None:
-        return replace(report, cost_source=None)
-    cost = price.cost(report.input_tokens, report.output_tokens, report.cached_input_tokens,
-                      report.cache_write_tokens)
-    return replace(report, cost_usd=round(cost, 8), cost_source="pricing")
+        return None
+    return round(price.cost(report.input_tokens, report.output_tokens, report.cached_input_tokens,
+                            report.cache_write_tokens), 8)
 
 
 def parse_pricing(value: Any, path: Path | str) -> dict[str, ModelPrice]:

@@ -78,6 +78,12 @@ def compact(value: object) -> str:
 # --- infrastructure signatures ------------------------------------------------------------------
 
 _ALTERNATIVES = {
+    # A model name the provider does not know: ci-eval.yaml or the tool's settings are wrong,
+    # and no retry will mend it (a misspelled model is no 0% regression).
+    "setup": ("model not found", (
+        r"model_not_found", r"not_found_error", r"\bmodel\b[^\n]{0,120}\b(?:does not exist|"
+        r"not found|is not found|not supported)", r"\b404\b[^\n]{0,40}not found",
+        r"unexpected status 404")),
     "auth": ("authentication failed", (
         r"invalid[ _-]?(?:x-)?api[ _-]?key", r"incorrect api key", r"api key (?:not valid|is invalid)",
         r"missing api key", r"no api key", r"api key not (?:found|set)", r"invalid_api_key",
@@ -100,7 +106,9 @@ _ALTERNATIVES = {
         r"connection (?:refused|reset|error)", r"connecterror", r"apiconnectionerror",
         r"could not resolve host", r"name resolution", r"failed to resolve", r"dns error",
         r"error sending request", r"stream disconnected", r"unable to connect", r"fetch failed",
-        r"failed to connect", r"timed out", r"timeout")),
+        r"failed to connect", r"timed out", r"timeout", r"other side closed", r"UND_ERR_SOCKET",
+        r"socketerror", r"server disconnected", r"connection (?:closed|aborted|lost)",
+        r"remoteprotocolerror", r"incomplete chunked read", r"peer closed connection")),
 }
 # In this order: the first kind that matches wins.
 _SIGNATURES = tuple((kind, label, re.compile("|".join(patterns), re.IGNORECASE))
@@ -109,7 +117,8 @@ _SIGNATURES = tuple((kind, label, re.compile("|".join(patterns), re.IGNORECASE))
 
 def classify(text: str | None) -> InfraError | None:
     """The infrastructure failure a tool's own error text describes, or None. The first kind
-    that matches wins, in the order auth, rate_limit, overloaded, network."""
+    that matches wins, in the order setup (model not found), auth, rate_limit, overloaded,
+    network."""
     if not text:
         return None
     for kind, label, pattern in _SIGNATURES:

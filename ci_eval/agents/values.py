@@ -8,11 +8,13 @@ import math
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ci_eval.agents.shell import plain_argv, unclosed_quote
 from ci_eval.errors import UserError
 from ci_eval.tasks.schema import render
 
+URL_UNSAFE_RE = re.compile(r"[\s\"'\\<>`]")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MODEL_RE = re.compile(r"^[^\s]{1,200}$")
 
@@ -138,3 +140,25 @@ def env_names(value: Any, path: Path | str, where: str) -> tuple[str, ...]:
         if item not in names:
             names.append(item)
     return tuple(names)
+
+
+def base_url(value: Any, path: Path | str, where: str) -> str:
+    """An http(s) URL with a host, nothing a shell or TOML string could misread, and no
+    credentials in it (a key goes in the tool's key variable, not into argv and records)."""
+    expected = "expected an http:// or https:// URL (e.g. http://127.0.0.1:8080/v1)"
+    if not isinstance(value, str) or not value or len(value) > 2000 or URL_UNSAFE_RE.search(value):
+        raise UserError(f"{expected}, got {got(value)}", path=path, field=where)
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        raise UserError(f"{expected}, got {got(value)}", path=path, field=where) from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UserError(f"{expected}, got {got(value)}", path=path, field=where)
+    if parts.username or parts.password:
+        raise UserError("expected a URL without credentials (user:password@): give the key in "
+                        "the tool's key variable", path=path, field=where)
+    if parts.query or parts.fragment:
+        raise UserError(f"expected a base URL without a query or fragment, got {got(value)}",
+                        path=path, field=where)
+    return value

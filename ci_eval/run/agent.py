@@ -93,10 +93,13 @@ class RunPaths:
 
 def agent_env(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths) -> dict:
     """The allow-listed variables (the base list, a preset's key and setting variables, the
-    agent's `env:`), a preset's fixed values, then the CI_EVAL_* variables (fixed values win)."""
+    agent's `env:`), a preset's fixed values and its gateway variables for `base_url:`, then the
+    CI_EVAL_* variables (fixed values win)."""
     env = allowed_env(visible_env(agent))
     if agent.preset:
         env.update(PRESETS[agent.preset].env(agent.model))
+        if agent.base_url:  # ci-eval.yaml's base_url: wins over a variable let through
+            env.update(PRESETS[agent.preset].gateway_env(agent.base_url, agent.model))
     env.update(
         CI_EVAL_PROMPT_FILE=str(paths.prompt_file),
         CI_EVAL_TASK_ID=task.id,
@@ -223,9 +226,10 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
     preset = PRESETS[agent.preset] if agent.preset else None
     try:
         if preset:
+            gateway = tuple(preset.gateway_args(agent.base_url)) if agent.base_url else ()
             command = preset.argv(task.prompt_path.read_text(encoding="utf-8", errors="replace"),
                                   str(paths.prompt_file), str(paths.workspace),
-                                  str(paths.run_dir), agent.model, agent.args)
+                                  str(paths.run_dir), agent.model, gateway + agent.args)
             if shutil.which(command[0], path=env.get("PATH")) is None:
                 raise FileNotFoundError(command[0])
         else:

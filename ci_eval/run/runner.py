@@ -223,7 +223,9 @@ def _finish(record: dict, status: str, reason: str, started: float) -> dict:
     return record
 
 
-COST_FIELDS = ("tokens", "input_tokens", "output_tokens", "cost_usd")
+# Summed over a run's attempts: every attempt's tokens were sent and paid for.
+COST_FIELDS = ("tokens", "input_tokens", "output_tokens", "cached_input_tokens",
+               "cache_write_tokens", "cost_usd")
 
 
 def run_one(task: Task, run_no: int, ctx: RunContext) -> dict | None:
