@@ -40,7 +40,7 @@ from ci_eval.agents.preset import (
     one_line,
     total,
 )
-from ci_eval.agents.reading import classify
+from ci_eval.agents.reading import classify, classify_as
 
 TRAJECTORY = "mini-swe-agent.traj.json"
 API_ERRORS = {
@@ -110,7 +110,7 @@ class MiniSweAgent(Preset):
         if status in API_ERRORS:
             detail = _exception_text(data.get("messages")) or submission or status
             kind = API_ERRORS[status]
-            if kind == "overloaded" and (found := classify(detail)) and found.kind == "network":
+            if kind == "overloaded" and classify_as("network", detail):
                 kind = "network"  # litellm wraps a lost connection as InternalServerError
             infra = make_infra(kind, f"{status}: {one_line(detail)}")
         elif status not in AGENT_ENDINGS:

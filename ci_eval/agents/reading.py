@@ -83,7 +83,7 @@ _ALTERNATIVES = {
     "setup": ("model not found", (
         r"model_not_found", r"not_found_error", r"\bmodel\b[^\n]{0,120}\b(?:does not exist|"
         r"not found|is not found|not supported)", r"\b404\b[^\n]{0,40}not found",
-        r"unexpected status 404")),
+        r"unexpected status 404", r"\bmodels/\S+ is not found")),
     "auth": ("authentication failed", (
         r"invalid[ _-]?(?:x-)?api[ _-]?key", r"incorrect api key", r"api key (?:not valid|is invalid)",
         r"missing api key", r"no api key", r"api key not (?:found|set)", r"invalid_api_key",
@@ -124,6 +124,14 @@ def classify(text: str | None) -> InfraError | None:
     for kind, label, pattern in _SIGNATURES:
         match = pattern.search(text)
         if match:
+            return make_infra(kind, f"{label}: {_line_of(text, match.start())}")
+    return None
+
+
+def classify_as(kind: str, text: str | None) -> InfraError | None:
+    """classify() for one kind only: whether text carries that kind's signature."""
+    for name, label, pattern in _SIGNATURES:
+        if name == kind and text and (match := pattern.search(text)):
             return make_infra(kind, f"{label}: {_line_of(text, match.start())}")
     return None
 

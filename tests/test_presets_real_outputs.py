@@ -1,0 +1,138 @@
+"""Presets on what the real CLIs printed (no processes): tests/fixtures/real_clis/ holds the
+stdout+stderr of Claude Code 2.1.197, codex-cli 0.171.0, gemini-cli 0.61.0 and aider 0.86.2,
+each run against tests/fake_models in one of its modes (the file name says which), with the exit
+code it gave. Each case is one of issue #20's findings on the real tools."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ci_eval.agents.presets import PRESETS
+
+REAL = Path(__file__).resolve().parent / "fixtures" / "real_clis"
+
+
+def parse(preset: str, name: str, exit_code: int | None):
+    return PRESETS[preset].parse((REAL / f"{name}.txt").read_text(), exit_code, {})
+
+
+def usage(report) -> tuple:
+    return (report.input_tokens, report.cached_input_tokens, report.cache_write_tokens,
+            report.output_tokens, report.tokens)
+
+
+# (preset, fixture, exit code) -> infra kind (None: scored), usage (input, cached, cache write,
+# output, tokens) or None to skip that check
+CASES = {
+    # item 4: after a cut stream Claude retried without streaming; `usage` is all zeros
+    ("claude-code", "claude-2.1.197-cut-stream", 0): (None, (2000, 400, 200, 100, 2100)),
+    # a 429 Claude retried past
+    ("claude-code", "claude-2.1.197-transient-429", 0): (None, (2000, 400, 200, 100, 2100)),
+    # item 3: a misspelled model is a setup error, not a fail
+    ("claude-code", "claude-2.1.197-404", 1): ("setup", None),
+    ("claude-code", "claude-2.1.197-401", 1): ("auth", None),
+    # item 1: a gateway answering 503 to the WebSocket upgrade; codex fell back to HTTP and
+    # completed. item 8: cache writes read.
+    ("codex", "codex-0.171.0-websocket-503", 0): (None, (2000, 400, 200, 100, 2100)),
+    # item 1: one 429 codex retried past
+    ("codex", "codex-0.171.0-websocket-503-then-429", 0): (None, (2000, 400, 200, 100, 2100)),
+    ("codex", "codex-0.171.0-404", 1): ("setup", None),
+    ("codex", "codex-0.171.0-429", 1): ("rate_limit", None),
+    ("codex", "codex-0.171.0-cut", 1): ("network", None),
+    # item 2: a cut connection ("terminated", SocketError: other side closed)
+    ("gemini", "gemini-0.61.0-cut", 1): ("network", None),
+    ("gemini", "gemini-0.61.0-404", 1): ("setup", None),
+    ("gemini", "gemini-0.61.0-401", 145): ("auth", None),  # exit code: HTTP 401 mod 256
+    # item 6: "1.1k sent, 100 cache write, 200 cache hit": sent counted the writes twice
+    ("aider", "aider-0.86.2-anthropic-cache", 0): (None, (1000, 200, 100, 50, 1050)),
+}
+
+
+@pytest.mark.parametrize(("preset", "name", "exit_code"), list(CASES), ids=[c[1] for c in CASES])
+def test_real_output(preset, name, exit_code):
+    kind, expected = CASES[(preset, name, exit_code)]
+    report = parse(preset, name, exit_code)
+    assert (report.infra_error.kind if report.infra_error else None) == kind, report
+    if expected is not None:
+        assert usage(report) == expected, report
+
+
+def test_claude_cut_stream_reads_model_usage_and_says_so():
+    report = parse("claude-code", "claude-2.1.197-cut-stream", 0)
+    assert (report.cost_usd, report.cost_source) == (0.00657, "agent")
+    assert "tokens from modelUsage" in report.note
+
+
+def test_claude_404_reason_names_the_model_problem():
+    report = parse("claude-code", "claude-2.1.197-404", 1)
+    assert report.infra_error.reason.startswith("model not found (HTTP 404): There's an issue with "
+                                                "the selected model")
+    assert report.outcome["api_error_status"] == 404
+
+
+def test_claude_killed_mid_run_records_output_as_unknown():
+    """Item 5: no result object (killed at the timeout): one assistant message's input counts
+    are right, its output count (1) is message_start's placeholder: output and total unknown."""
+    report = parse("claude-code", "claude-2.1.197-killed", None)
+    assert usage(report) == (1000, 200, 100, None, None)
+    assert "output tokens and cost unknown" in report.note and report.cost_usd is None
+
+
+def test_codex_retries_it_got_past_are_a_note_not_an_error():
+    report = parse("codex", "codex-0.171.0-websocket-503-then-429", 0)
+    assert report.infra_error is None and "error" not in report.outcome
+    assert "codex retried 5 time(s) and completed" in report.note
+
+
+def test_codex_giving_up_is_read_from_its_last_words():
+    report = parse("codex", "codex-0.171.0-cut", 1)
+    assert "stream disconnected" in report.infra_error.reason
+    assert report.outcome["turns_completed"] == 0
+
+
+def test_gemini_cut_reason_names_the_socket_error():
+    report = parse("gemini", "gemini-0.61.0-cut", 1)
+    assert report.infra_error.reason == ("connection cut (SocketError: other side closed): "
+                                         "gemini reported 'terminated'")
+
+
+def test_gemini_terminated_without_error_reported_is_not_infrastructure():
+    """The socket words count only when gemini itself reported an error (exit != 0)."""
+    text = (REAL / "gemini-0.61.0-cut.txt").read_text()
+    assert PRESETS["gemini"].parse(text, 0, {}).infra_error is None
+
+
+def _mini(trajectory: str):
+    return PRESETS["mini-swe-agent"].parse("", 1, {"trajectory": trajectory})
+
+
+def test_mini_reason_carries_the_exception_message():
+    """Item 12: the reason is the exception's message, not its class name twice."""
+    report = _mini((REAL / "mini-swe-agent-2.4.6-401.traj.json").read_text())
+    assert report.infra_error.kind == "auth"
+    assert report.infra_error.reason.startswith(
+        "AuthenticationError: litellm.AuthenticationError: AuthenticationError: OpenAIException - "
+        "Incorrect API key provided")
+
+
+def test_mini_lost_connection_is_network_not_overloaded():
+    """Item 12: litellm wraps a lost connection as InternalServerError; a real 500 stays
+    overloaded."""
+    real = (REAL / "mini-swe-agent-2.4.6-401.traj.json").read_text()
+    lost = real.replace('"AuthenticationError"', '"InternalServerError"').replace(
+        "litellm.AuthenticationError: AuthenticationError: OpenAIException - Incorrect API key "
+        "provided: sk-fake.", "litellm.InternalServerError: InternalServerError: OpenAIException "
+        "- Connection error.")
+    report = _mini(lost)
+    assert report.infra_error.kind == "network", report
+    assert "Connection error." in report.infra_error.reason
+    server = lost.replace("Connection error.", "Error code: 500 - Internal server error")
+    assert _mini(server).infra_error.kind == "overloaded"
+
+
+def test_mini_bounds_its_own_retries():
+    env = PRESETS["mini-swe-agent"].env(None)
+    assert env["MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT"] == "2"
+    assert env["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
