@@ -41,7 +41,10 @@ from ci_eval import strict_json
 from ci_eval.grading.rubric import RUBRIC_FILE, task_grading
 from ci_eval.grading.testids import judge_tests
 from ci_eval.output import UntrustedFile, read_capped
-from ci_eval.run.pytest_report import ReportError, read_report
+from ci_eval.run import bytecode
+from ci_eval.run.restore import add_file, restore
+from ci_eval.run.pytest_report import (ReportError, read_report, sentinel_ids, sentinel_problem,
+                                       write_report)
 from ci_eval.run.strays import descendants, end_strays, run_step
 
 READ_CAP_BYTES = 16 * 1024 * 1024  # the most a helper reads of one workspace file
@@ -178,55 +181,36 @@ def task_dir() -> Path:
 
 def restore_pristine(paths: Iterable[str]) -> None:
     """Put files back as repo-state/ had them, so an agent cannot weaken tests or fixtures.
-    A path that repo-state/ does not have is removed (e.g. a conftest.py the agent added)."""
-    source_root = task_dir() / "repo-state"
+    A path that repo-state/ does not have is removed (e.g. a conftest.py the agent added), and
+    so is what Python would load instead of a restored NAME.py: its cached bytecode, a package
+    NAME/ or an extension module NAME.*.so that repo-state/ does not have (run/restore.py)."""
     for rel in paths:
-        source = source_root / rel
-        target = Path(rel)
-        _unlink_symlinked_parents(target)
-        if target.is_dir() and not target.is_symlink():
-            shutil.rmtree(target)
-        elif target.exists() or target.is_symlink():
-            target.unlink()
-        if source.is_dir():
-            shutil.copytree(source, target)
-        elif source.is_file():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
+        restore(rel, task_dir() / "repo-state")
 
 
 def add_hidden_tests(name: str, dest: str = "tests") -> str:
     """Copy the task's hidden_tests/<name> (never shown to the agent) into the workspace's
     `dest` folder; returns its workspace path, the prefix of its test ids."""
     target = Path(dest) / name
-    _unlink_symlinked_parents(target)
-    if target.is_symlink():
-        target.unlink()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy(task_dir() / "hidden_tests" / name, target)
+    add_file(task_dir() / "hidden_tests" / name, target)
     return target.as_posix()
 
 
-def _unlink_symlinked_parents(target: Path) -> None:
-    """A folder on the way to `target` that the agent replaced by a symlink is removed (its
-    pristine content is written back as a real folder), so nothing is written through it."""
-    for parent in reversed(target.parents):
-        if parent != Path(".") and parent.is_symlink():
-            parent.unlink()
-
-
-# `python -m pytest` would put the workspace first on sys.path while pytest is imported. The
-# report plugin is imported before the workspace goes on the path, too: an editable install of
-# ci-eval is found by a finder that comes after every sys.path entry, so the agent's own
-# ci_eval/ package would otherwise be the plugin that writes the report.
+# The pytest process (ci_eval/run/pytest_session.py, which says what it shuts out), run as
+# `python -s -c _PYTEST_LAUNCHER CI_EVAL_FOLDER ARGS...`: never `python -m pytest`, which would put
+# the workspace first on sys.path while pytest is imported. ci_eval comes from the folder the
+# checks imported it from (an editable install's finder may point at another checkout).
 _PYTEST_LAUNCHER = (
     "import sys\n"
-    "sys.path.remove('')\n"
-    "import pytest\n"
-    "import ci_eval.run.pytest_report\n"
-    "sys.path.append('')\n"
-    "sys.exit(pytest.main())\n"
+    "if '' in sys.path: sys.path.remove('')\n"
+    "sys.path.insert(0, sys.argv.pop(1))\n"
+    "import ci_eval.run.pytest_session as session\n"
+    "sys.path.pop(0)\n"
+    "session.main()\n"
 )
+_CI_EVAL_FOLDER = str(Path(bytecode.__file__).resolve().parents[2])
+_COLLECT_ONLY = ("--collect-only", "--co")
+
 
 @dataclass(frozen=True)
 class PytestRun:
@@ -259,20 +243,27 @@ def run_pytest(args: Iterable[str] = (), *, plugins: Iterable[str] = (),
     edited one put back). workspace_config=True runs pytest as plain `python -m pytest` would,
     with whatever configuration the folder holds: for tasks whose deliverable IS that
     configuration (the outcomes still come from the report, never from the printed text).
-    pytest is imported with the workspace off sys.path. cwd: where pytest runs (default: here)."""
+    Nothing of the agent's loads in the harness's stead (ci_eval/run/pytest_session.py: no
+    bytecode cache, no entry point, no user site-packages), and two sentinel tests with ids drawn
+    for this session, one that must fail, tell a forged report apart ("test outcomes were
+    tampered with"); they are left out of `outcomes`. cwd: where pytest runs (default: here)."""
     args = list(args)
     report = _report_dir() / f"pytest-{os.getpid()}-{next(_report_numbers)}.json"
     if workspace_config:
         config_args = []
     elif project_config:
         restore_pristine(_conftests_on_the_way(args))
-        config_args = ["-c", _pristine_ini(), "--rootdir", "."]
+        # confcutdir: no conftest.py from above the workspace (/tmp, HOME: earlier steps write)
+        config_args = ["-c", _pristine_ini(), "--rootdir", ".", "--confcutdir", "."]
     else:
         config_args = ["--noconftest", "-c", os.devnull, "--rootdir", "."]
     plugin_args = [arg for name in plugins for arg in ("-p", name)]
-    cmd = [sys.executable, "-c", _PYTEST_LAUNCHER, "-p", "ci_eval.run.pytest_report",
-           "--ci-eval-report", str(report), "-rA", "-p", "no:cacheprovider", "-q",
-           *config_args, *plugin_args, *args]
+    sentinels = () if any(arg in _COLLECT_ONLY for arg in args) else sentinel_ids(str(report.parent))
+    sentinel_args = (["--ci-eval-must-fail", sentinels[0], "--ci-eval-must-pass", sentinels[1]]
+                     if sentinels else [])
+    cmd = [sys.executable, "-s", "-c", _PYTEST_LAUNCHER, _CI_EVAL_FOLDER,
+           "--ci-eval-report", str(report), *sentinel_args, "-rA", "-p", "no:cacheprovider",
+           "-q", *config_args, *plugin_args, *args]
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     env.pop("PYTEST_ADDOPTS", None)
     step = run_step(cmd, timeout=timeout, env=env, cwd=cwd)  # nothing it started outlives it
@@ -287,10 +278,15 @@ def run_pytest(args: Iterable[str] = (), *, plugins: Iterable[str] = (),
         return PytestRun(step.code, None, output,
                          f"no evidence the tests ran (pytest exit {step.code}, no report)")
     status, outcomes = found
-    if status != step.code:
+    problem = sentinel_problem(status, outcomes, *sentinels) if sentinels else ""
+    if not problem and status != step.code:
+        problem = f"pytest exited {step.code} but its report says {status}"
+    if problem:
         report.unlink(missing_ok=True)  # withdrawn: the harness reads the reports left
-        return PytestRun(step.code, None, output,
-                         f"pytest exited {step.code} but its report says {status}")
+        return PytestRun(step.code, None, output, problem)
+    if sentinels:
+        outcomes = {test: outcome for test, outcome in outcomes.items() if test not in sentinels}
+        write_report(report, status, outcomes)  # the harness reads the tests' outcomes only
     return PytestRun(step.code, outcomes, output)
 
 

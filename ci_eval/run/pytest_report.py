@@ -2,12 +2,15 @@
 
     python -m pytest -p ci_eval.run.pytest_report --ci-eval-report /run/.../reports/pytest-1.json
 
+(ci_eval.checks hands it to pytest as an object, in the process of ci_eval/run/pytest_session.py.)
+
 Test outcomes are read from this file, never from pytest's printed output: the code under test
 shares pytest's stdout and can print "PASSED" for any test id. The file is written once, at the
 end of the session, to a folder outside the workspace; a session that never ends (os._exit, a
-kill) leaves no file, which the reader takes as "no evidence that the tests ran". What stays
-possible is documented in docs/isolation.md: code under test runs in this same process and could
-patch pytest itself.
+kill) leaves no file, which the reader takes as "no evidence that the tests ran". Code under test
+runs in this same process and could patch pytest itself: the tamper sentinel (two tests with
+random ids, one that must fail; pytest_session.py) tells a wholesale forgery apart, and
+docs/isolation.md says what stays possible.
 
 Outcomes per node id: PASSED, FAILED, ERROR (setup, teardown or collection failed), SKIPPED,
 XFAIL, XPASS. The file: {"version": 1, "exit_status": N, "tests": {node id: outcome}}.
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 
 from ci_eval import strict_json
 from ci_eval.output import UntrustedFile, read_capped
@@ -58,9 +62,15 @@ def pytest_collectreport(report):
 
 def pytest_sessionfinish(session, exitstatus):
     path = session.config.getoption("--ci-eval-report")
-    if not path:
-        return
-    data = {"version": REPORT_VERSION, "exit_status": int(exitstatus), "tests": dict(_outcomes)}
+    if path:
+        # session.exitstatus: what the session exits with (the sentinels' own plugin may have
+        # given back a "no tests collected" that they hid)
+        write_report(path, int(session.exitstatus), _outcomes)
+
+
+def write_report(path, exit_status: int, outcomes: dict[str, str]) -> None:
+    """The report file, replaced in one step."""
+    data = {"version": REPORT_VERSION, "exit_status": exit_status, "tests": dict(outcomes)}
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "w", encoding="utf-8") as handle:
         json.dump(data, handle)
@@ -97,3 +107,33 @@ def read_report(path) -> tuple[int, dict[str, str]] | None:
             or not all(isinstance(k, str) and v in OUTCOMES for k, v in tests.items())):
         raise ReportError("the test report does not have the expected shape")
     return status, tests
+
+
+# --- the tamper sentinel ------------------------------------------------------------------------
+
+TAMPERED = "test outcomes were tampered with"
+
+
+def sentinel_ids(folder: str) -> tuple[str, str]:
+    """(must fail, must pass): two node ids in a folder below `folder` (outside the workspace),
+    drawn at random for one session, so that no code written before it can know them."""
+    location = f"{folder.rstrip('/')}/{secrets.token_hex(6)}/test_{secrets.token_hex(4)}.py"
+    return (f"{location}::test_{secrets.token_hex(6)}",
+            f"{location}::test_{secrets.token_hex(6)}")
+
+
+def sentinel_problem(exit_status: int, outcomes: dict[str, str], must_fail: str,
+                     must_pass: str) -> str:
+    """Why the report shows tampering ("" when the must-fail test FAILED and the must-pass one
+    PASSED, as an untouched pytest reports them). A session that never got to run tests (a
+    usage or internal error: exit 3, 4) has neither, and is no pass either."""
+    failing, passing = outcomes.get(must_fail), outcomes.get(must_pass)
+    if failing == "FAILED" and passing == "PASSED":
+        return ""
+    if failing is None and passing is None and exit_status not in (0, 1):
+        return ""
+    if failing is None or passing is None:
+        return (f"{TAMPERED}: ci-eval's sentinel tests are missing from the report (a session "
+                "that ended early, e.g. by pytest.exit(), leaves them out)")
+    return (f"{TAMPERED}: ci-eval's sentinel test that must fail reported {failing}, the one "
+            f"that must pass {passing}")

@@ -1,0 +1,129 @@
+"""The pytest process of a checks session (ci_eval.checks.run_pytest starts it, as
+`python -s -c "...import ci_eval.run.pytest_session as session; session.main()" ARGS`).
+
+Nothing in it may come from a place the agent could write in the harness's stead:
+- the workspace is off sys.path until pytest, this module and the report plugin are imported, and
+  until every `-p NAME` plugin is loaded: a `*.dist-info/entry_points.txt` in the workspace would
+  otherwise name the module that `-p ci_eval.run.pytest_report` (or a task's `-p` plugin) loads.
+  The report plugin is handed to pytest as an object, not looked up by name. The workspace goes
+  on sys.path (last, as `python -m pytest` has the current folder) when the initial conftest.py
+  files load, before any test module is imported;
+- modules of the workspace, and of anywhere outside the interpreter's installation, are compiled
+  from their source (bytecode.ignore_bytecode), and pytest reads no rewritten-test cache: a
+  planted `__pycache__` is never loaded, whatever its header says;
+- the interpreter runs with -s (no user site-packages: ~/.local is writable by earlier steps of
+  the checks) and pytest with `-p no:cacheprovider` (no `.pytest_cache`), no plugin autoload.
+
+The tamper sentinel: `--ci-eval-must-fail NODEID --ci-eval-must-pass NODEID` add two tests at the
+end of the session, after every collected test (and after a session stopped by -x or by
+collection errors), whose ids ci_eval.checks chose at random for this session. They are not in
+the workspace and need no file. Code under test that rewrites outcomes wholesale (a patched
+TestReport, a makereport hook, a report written by hand) also turns the must-fail one into a
+pass or leaves both out; ci_eval.checks then fails the run (pytest_report.sentinel_problem).
+They do not change the session's exit status or its "no tests collected".
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+from _pytest.assertion import rewrite
+
+from ci_eval.run import pytest_report
+from ci_eval.run.bytecode import ignore_bytecode
+
+MUST_FAIL_MESSAGE = "ci-eval tamper sentinel: this test fails on purpose"
+
+
+class SentinelItem(pytest.Item):
+    """A test with no file: fails when must_fail, else passes."""
+
+    def __init__(self, *, must_fail: bool, **kwargs):
+        super().__init__(**kwargs)
+        self.must_fail = must_fail
+
+    def runtest(self) -> None:
+        if self.must_fail:
+            raise AssertionError(MUST_FAIL_MESSAGE)
+
+    def reportinfo(self):
+        return self.nodeid.rsplit("::", 1)[0], None, self.name
+
+    def repr_failure(self, excinfo, style=None):
+        return str(excinfo.value)
+
+
+class Harness:
+    """The session's plugin besides the report: the workspace on sys.path, the sentinel."""
+
+    def __init__(self) -> None:
+        self.sentinels: list[SentinelItem] = []
+        self.ran: set[str] = set()
+        self.real_collected = 0
+
+    def pytest_addoption(self, parser) -> None:
+        parser.addoption("--ci-eval-must-fail", metavar="NODEID", default=None,
+                         help="a sentinel test that must fail (ci-eval)")
+        parser.addoption("--ci-eval-must-pass", metavar="NODEID", default=None,
+                         help="a sentinel test that must pass (ci-eval)")
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_load_initial_conftests(self) -> None:
+        sys.path.append("")
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collection_modifyitems(self, session, config, items):
+        result = yield
+        self.real_collected = len(items)
+        for option, must_fail in (("--ci-eval-must-pass", False), ("--ci-eval-must-fail", True)):
+            nodeid = config.getoption(option)
+            if nodeid:
+                self.sentinels.append(SentinelItem.from_parent(
+                    session, name=nodeid.rsplit("::", 1)[-1], nodeid=nodeid, must_fail=must_fail))
+        items.extend(self.sentinels)
+        return result
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logreport(self, report):
+        sentinel = next((s for s in self.sentinels if s.nodeid == report.nodeid), None)
+        if sentinel is not None:
+            self.ran.add(report.nodeid)
+            if sentinel.must_fail and report.when == "call" and report.failed:
+                # the session counts this failure next (towards -x too): net, it counts nothing
+                sentinel.session.testsfailed -= 1
+        return (yield)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session):
+        try:
+            return (yield)
+        except (session.Failed, session.Interrupted):
+            self._run_left_over(session)
+            raise
+
+    def _run_left_over(self, session) -> None:
+        """The sentinels a stopped session did not reach (-x, collection errors)."""
+        left = [s for s in self.sentinels if s.nodeid not in self.ran]
+        if not left:
+            return
+        session._setupstate.teardown_exact(None)
+        for index, item in enumerate(left):
+            following = left[index + 1] if index + 1 < len(left) else None
+            item.config.hook.pytest_runtest_protocol(item=item, nextitem=following)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session, exitstatus) -> None:
+        if exitstatus == pytest.ExitCode.OK and self.sentinels and self.real_collected == 0:
+            session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+def _no_rewrite_cache(*_args, **_kwargs):
+    return None  # every test module and conftest.py is rewritten from its source
+
+
+def main() -> None:
+    ignore_bytecode(os.getcwd())
+    rewrite._read_pyc = _no_rewrite_cache
+    sys.exit(pytest.main(plugins=[pytest_report, Harness()]))
