@@ -279,18 +279,6 @@ EXITS_THE_CHECKS = "import sys\nsys.exit(0)\nANSWER = 41\n"
 
 
 @needs_sandbox
-@pytest.mark.xfail(strict=True, reason="documented limit: code under test runs inside pytest's "
-                   "process and can write the report itself (docs/isolation.md, Threat model)")
-@pytest.mark.parametrize("module", [WRITES_ITS_REPORT, PATCHES_PYTEST],
-                         ids=["writes-its-report", "patches-pytest"])
-def test_limit_code_under_test_rewrites_its_own_pytest_session(arena, module):
-    arena.calc_task()
-    source = arena.file("calc_limit.py", module)
-    result = arena.run("run", "-k", "1", "--agent-cmd", arena.agent(f"cp {source} calc.py\n"))
-    assert result.record()["status"] == "fail", result.record()
-
-
-@needs_sandbox
 @pytest.mark.xfail(strict=True, reason="documented limit: a checks.py that imports the agent's "
                    "module runs it in the checks process, where sys.exit(0) is a pass")
 def test_limit_checks_py_importing_agent_code_in_its_own_process(arena):
