@@ -73,9 +73,10 @@ class Harness:
     def pytest_load_initial_conftests(self) -> None:
         sys.path.append("")
 
-    @pytest.hookimpl(wrapper=True)
+    # old-style wrappers (hookwrapper=True): tasks' checks may run on pytest 7
+    @pytest.hookimpl(hookwrapper=True)
     def pytest_collection_modifyitems(self, session, config, items):
-        result = yield
+        yield
         self.real_collected = len(items)
         for option, must_fail in (("--ci-eval-must-pass", False), ("--ci-eval-must-fail", True)):
             nodeid = config.getoption(option)
@@ -83,9 +84,8 @@ class Harness:
                 self.sentinels.append(SentinelItem.from_parent(
                     session, name=nodeid.rsplit("::", 1)[-1], nodeid=nodeid, must_fail=must_fail))
         items.extend(self.sentinels)
-        return result
 
-    @pytest.hookimpl(wrapper=True)
+    @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_logreport(self, report):
         sentinel = next((s for s in self.sentinels if s.nodeid == report.nodeid), None)
         if sentinel is not None:
@@ -93,15 +93,14 @@ class Harness:
             if sentinel.must_fail and report.when == "call" and report.failed:
                 # the session counts this failure next (towards -x too): net, it counts nothing
                 sentinel.session.testsfailed -= 1
-        return (yield)
+        yield
 
-    @pytest.hookimpl(wrapper=True)
+    @pytest.hookimpl(hookwrapper=True)
     def pytest_runtestloop(self, session):
-        try:
-            return (yield)
-        except (session.Failed, session.Interrupted):
-            self._run_left_over(session)
-            raise
+        outcome = yield
+        if outcome.excinfo and isinstance(outcome.excinfo[1], (session.Failed,
+                                                               session.Interrupted)):
+            self._run_left_over(session)  # then the session ends as it would have
 
     def _run_left_over(self, session) -> None:
         """The sentinels a stopped session did not reach (-x, collection errors)."""
