@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
 
-from ci_eval.checks import run_pytest, run_tests
+from ci_eval.checks import restore_pristine, run_pytest, run_tests
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 TEST = "from calc import add\n\ndef test_add():\n    assert add(2, 2) == 4\n"
@@ -118,3 +120,73 @@ def test_project_config_uses_the_pristine_ini_not_the_agents(project, tmp_path):
     result = run_tests(fail_to_pass=["tests/test_calc.py::test_add"],
                        restore=["tests/test_calc.py"], project_config=True)
     assert not result.ok and "FAILED" in result.reason, result.reason
+
+
+# --- the tamper sentinel leaves an honest session as pytest reports it ---------------------------
+
+COLLECTION_ERROR = "from calc import missing\n\ndef test_x():\n    pass\n"
+
+
+@pytest.mark.parametrize("args, extra, code, outcomes", [
+    (["tests/test_calc.py"], {}, 1, {"tests/test_calc.py::test_add": "FAILED",
+                                     "tests/test_calc.py::test_ok": "PASSED"}),
+    (["tests/test_calc.py::test_ok", "-x"], {}, 0, {"tests/test_calc.py::test_ok": "PASSED"}),
+    (["tests/test_calc.py", "-x"], {}, 1, {"tests/test_calc.py::test_add": "FAILED"}),
+    (["-k", "nothing", "tests/test_calc.py"], {}, 5, {}),
+    (["tests/test_calc.py", "tests/test_broken.py"], {"tests/test_broken.py": COLLECTION_ERROR},
+     2, {"tests/test_broken.py": "ERROR"}),
+    (["tests/missing.py"], {}, 4, {}),
+], ids=["a-failure", "x-all-pass", "x-stops-on-a-failure", "none-collected",
+        "collection-error", "usage-error"])
+def test_the_sentinel_changes_neither_exit_code_nor_outcomes(project, args, extra, code,
+                                                              outcomes):
+    """Exit codes and outcomes as plain pytest gives them (-x, nothing collected, a collection
+    error), with the two sentinel tests run and left out; the report on disk holds no sentinel."""
+    (project / "tests" / "test_calc.py").write_text(TEST + "\ndef test_ok():\n    pass\n")
+    for rel, text in extra.items():
+        (project / rel).write_text(text)
+    run = run_pytest(args)
+    assert (run.exit_code, run.outcomes, run.problem) == (code, outcomes, ""), run.output
+    reports = list(Path(os.environ["CI_EVAL_REPORT_DIR"]).iterdir())
+    if code in (0, 1, 2, 5):
+        assert "sentinel" in run.output or "::test_" in run.output
+        assert json.loads(reports[0].read_text())["tests"] == outcomes
+
+
+def test_a_forger_that_drops_the_must_fail_sentinel_is_caught(project):
+    """Code under test that turns every failure into a pass, or that ends the session early."""
+    (project / "tests" / "test_calc.py").write_text(TEST)
+    (project / "calc.py").write_text(
+        "import pytest\n"
+        "def add(a, b):\n"
+        "    pytest.exit('done', returncode=0)\n")
+    run = run_pytest(["tests/test_calc.py"])
+    assert run.outcomes is None
+    assert run.problem.startswith("test outcomes were tampered with: ci-eval's sentinel tests "
+                                  "are missing"), run.problem
+    assert list(Path(os.environ["CI_EVAL_REPORT_DIR"]).iterdir()) == []  # withdrawn
+
+
+# --- what would load instead of a restored file --------------------------------------------------
+
+def test_restore_removes_what_python_would_load_instead(project, tmp_path):
+    """Bytecode of the restored file (CPython's and pytest's), a package folder and an extension
+    module of its name go; a package that repo-state has too, and other files, stay."""
+    tests = project / "tests"
+    (tests / "__pycache__").mkdir()
+    for name in ("test_calc.cpython-311.pyc", "test_calc.cpython-311-pytest-9.0.3.pyc",
+                 "other.cpython-311.pyc"):
+        (tests / "__pycache__" / name).write_bytes(b"forged")
+    (tests / "test_calc").mkdir()
+    (tests / "test_calc" / "__init__.py").write_text("raise SystemExit(0)\n")
+    (tests / "test_calc.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\x7fELF")
+    (tests / "test_calc.abi3.so").write_bytes(b"\x7fELF")
+    (project / "calc").mkdir()
+    (project / "calc" / "__init__.py").write_text("")
+    pristine = tmp_path / "task" / "repo-state"
+    (pristine / "calc").mkdir()
+    (pristine / "calc" / "__init__.py").write_text("")
+    restore_pristine(["tests/test_calc.py", "calc.py"])
+    left = sorted(str(p.relative_to(project)) for p in project.rglob("*"))
+    assert left == ["calc", "calc.py", "calc/__init__.py", "tests", "tests/__pycache__",
+                    "tests/__pycache__/other.cpython-311.pyc", "tests/test_calc.py"], left
