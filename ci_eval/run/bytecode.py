@@ -1,5 +1,9 @@
 """What the import system would load in place of a Python source file, where the agent could write.
 
+DESIGN.md, "Trust model": nothing the test runner or interpreter loads may come from a place the
+agent could write unless it is the code under test itself (docs/isolation.md, "What the checks
+see").
+
 A file the checks put back (`restore=`, hidden tests) is not what runs if a cached or preferred
 copy of it sits beside it: CPython loads `__pycache__/<name>.<tag>.pyc` when its header matches
 the source (mtime and size, or the source's hash, or never checked at all: an "unchecked-hash"
