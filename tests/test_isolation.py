@@ -136,7 +136,8 @@ def test_agent_writes_outside_the_run_folder_are_refused_or_discarded(tmp_path):
         "tmp-new": str(outside / f"new-{marker}"),
         "tmp-existing": str(outside / "existing.txt"),
         "var-tmp": f"/var/tmp/ci-eval-test-{marker}",
-        "homefile": str(home / f".ci-eval-test-{marker}"),
+        "homefile": str(home / f".ci-eval-test-{marker}"),  # the host's HOME: hidden
+        "ownhome": f"$HOME/.ci-eval-test-{marker}",  # the agent's own
         "shm": f"/dev/shm/ci-eval-test-{marker}",
         "usage": "$CI_EVAL_USAGE_FILE",
     }
@@ -154,9 +155,9 @@ def test_agent_writes_outside_the_run_folder_are_refused_or_discarded(tmp_path):
               if not line.startswith(("dev ", "home "))}
     # read-only everywhere but the run folder (EROFS = 30) ...
     assert status["usr"] == "refused 30" and status["etc"] == "refused 30"
-    assert status["sysctl"] == "refused 30"
+    assert status["sysctl"] == "refused 30" and status["homefile"] == "refused 30"
     # ... except the private places, whose writes are the agent's alone and discarded
-    for label in ("tmp-new", "tmp-existing", "var-tmp", "homefile", "shm", "usage"):
+    for label in ("tmp-new", "tmp-existing", "var-tmp", "ownhome", "shm", "usage"):
         assert status[label] == "writable", (label, report)
     for label in ("usr", "etc", "tmp-new", "var-tmp", "homefile", "shm"):
         assert not os.path.exists(targets[label]), label
@@ -165,28 +166,29 @@ def test_agent_writes_outside_the_run_folder_are_refused_or_discarded(tmp_path):
     devices = {line.split()[1] for line in report if line.startswith("dev ")}
     assert {"null", "zero", "urandom", "pts", "shm"} <= devices
     assert not {"vda", "sda", "nvme0n1", "loop0", "kmsg", "mem"} & devices
-    assert f"home {home}" in report  # the same HOME, through the overlay
+    own = next(line.split(" ", 1)[1] for line in report if line.startswith("home "))
+    assert own.endswith("/home") and not own.startswith(str(home)), own  # a HOME of its own
 
 
 @needs_sandbox
-def test_home_gets_a_fresh_folder_where_the_overlay_is_refused(tmp_path):
-    """overlayfs takes no ',' in a path: the fallback is a fresh, writable HOME in the run."""
+def test_a_shared_home_gets_a_fresh_folder_where_no_overlay_can_be_made(tmp_path):
+    """`home: host` with HOME=/ (no overlay over /): the fallback is a fresh, writable HOME in
+    the run, and / stays read-only."""
     repo = tmp_path / "repo"
     write_task(repo)
-    odd_home = tmp_path / "odd,home"
-    odd_home.mkdir()
     agent = tmp_path / "agent.sh"
     agent.write_text('echo "$HOME" > home.txt\n'
                      'echo cache > "$HOME/cache.txt" && echo wrote >> home.txt\n'
-                     f'echo x > "{odd_home}/direct.txt" 2>/dev/null || echo refused >> home.txt\n')
-    proc = cli("run", "-k", "1", "--agent-cmd", f"bash {agent}", cwd=repo,
-               env={**os.environ, "HOME": str(odd_home)})
+                     'echo x > /direct.txt 2>/dev/null || echo refused >> home.txt\n')
+    (repo / "ci-eval.yaml").write_text(
+        f"agents:\n  shared:\n    command: bash {agent}\n    home: host\n")
+    proc = cli("run", "-k", "1", "--agent", "shared", cwd=repo, env={**os.environ, "HOME": "/"})
     assert proc.returncode == 0, proc.stderr
     record = read_lines(repo / "results" / "task-001-greet.jsonl")[0]
     lines = _added_files(record["diff"])["home.txt"]
     assert lines[0].endswith(f"/{isolation.SCRATCH}/home"), lines
     assert lines[1:] == ["wrote", "refused"]
-    assert list(odd_home.iterdir()) == []
+    assert not Path("/direct.txt").exists()
 
 
 CHECK_VIEW = ("touch here && echo ws-ok; "

@@ -17,6 +17,9 @@ Format (every key optional; a missing file means no named agents):
                                      # and, for a preset, its key and setting variables)
         usage: file                  # commands only. "file": agent may write CI_EVAL_USAGE_FILE
                                      # (default); "none": it never does
+        home: run                    # "run" (default): a fresh, empty HOME of its own per run
+                                     # (a preset's login file copied in), the host's hidden;
+                                     # "host": the harness user's HOME (readable, writes discarded)
     budget:                          # limits for one invocation (see budget.py)
       max_cost_usd: 20
       max_cost_usd_per_run: 2
@@ -25,6 +28,7 @@ Format (every key optional; a missing file means no named agents):
       gpt-5-codex: {input: 1.25, cached_input: 0.125, output: 10}
     checks:
       env: [MY_TOOL_HOME]            # variables let through to checks.py
+      home: run                      # as for agents: "run" (default) or "host"
     failure_logs: .ci-eval/failure-logs   # folder of failure logs (`ci-eval new-task`), relative
                                           # to the repo root; this is the default
     runner: local                    # local | docker: where tasks run when neither --runner nor
@@ -92,9 +96,10 @@ RUNNER_NAMES = ("local", "docker")
 PLACEMENTS = ("host", "container")
 DEFAULT_FAILURE_LOGS = ".ci-eval/failure-logs"
 AGENT_KEYS = ("command", "preset", "model", "args", "base_url", "timeout_seconds", "env",
-              "usage", "placement")
-CHECKS_KEYS = ("env",)
+              "usage", "placement", "home")
+CHECKS_KEYS = ("env", "home")
 USAGE_MODES = ("file", "none")
+HOME_MODES = ("run", "host")  # a HOME of its own per run (the default), or the host's
 AGENT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -112,6 +117,7 @@ class AgentConfig:
     base_url: str | None = None  # presets: a gateway / proxy for the model API (its URL)
     shell: bool = False  # command is ("bash", "-c", script): a command string
     placement: str = "host"  # docker runner: "host" (local sandbox) or "container" (the image)
+    home: str = "run"  # one of HOME_MODES
 
     @property
     def identity(self) -> str:
@@ -141,6 +147,7 @@ class Config:
     agents: dict[str, AgentConfig] = field(default_factory=dict)
     default_agent: str | None = None
     checks_env: tuple[str, ...] = ()
+    checks_home: str = "run"  # one of HOME_MODES
     budget: Budget = field(default_factory=Budget)
     pricing: dict[str, ModelPrice] = field(default_factory=dict)
     failure_logs: str = DEFAULT_FAILURE_LOGS  # relative to the repo root (or absolute)
@@ -184,7 +191,7 @@ def env_problem(agent: AgentConfig, environ: Mapping[str, str]) -> str | None:
             return None
         login = preset.login_path(environ)
         if login is not None and os.path.isfile(login):
-            return None  # the tool's own login file: the agent sees HOME, so it can read it
+            return None  # the tool's own login file: copied into the agent's HOME (run/home.py)
         logged_in = f", or log in with {preset.program} (no {login})" if login else ""
         return (f"agent {agent.name} ({agent.preset}): none of its key variables is set "
                 f"(set one of {', '.join(preset.key_env)}{logged_in})")
@@ -239,12 +246,14 @@ def parse_config(data: Any, path: Path | str = CONFIG_FILE) -> Config:
             raise UserError(_unknown_agent(default, agents), path=path, field="default_agent")
 
     checks_env: tuple[str, ...] = ()
+    checks_home = "run"
     checks = data.get("checks")
     if checks is not None:
         if not isinstance(checks, dict):
             raise UserError(f"expected a mapping, got {got(checks)}", path=path, field="checks")
         check_keys(checks, CHECKS_KEYS, path, prefix="checks.")
         checks_env = env_names(checks.get("env"), path, "checks.env")
+        checks_home = _home(checks, path, "checks")
     failure_logs = data.get("failure_logs", DEFAULT_FAILURE_LOGS)
     if not isinstance(failure_logs, str) or not failure_logs.strip():
         raise UserError(f"expected a folder path, got {got(failure_logs)}", path=path,
@@ -254,6 +263,7 @@ def parse_config(data: Any, path: Path | str = CONFIG_FILE) -> Config:
         raise UserError(f"expected one of {', '.join(RUNNER_NAMES)}, got {got(runner)}",
                         path=path, field="runner")
     return Config(agents=agents, default_agent=default, checks_env=checks_env,
+                  checks_home=checks_home,
                   budget=parse_budget(data.get("budget"), path),
                   pricing=parse_pricing(data.get("pricing"), path), failure_logs=failure_logs,
                   runner=runner)
@@ -328,13 +338,14 @@ def _parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
         )
     timeout = _timeout(spec, path, where)
     env = env_names(spec.get("env"), path, f"{where}.env")
+    home = _home(spec, path, where)
     if "preset" in spec:
         for key, why in (("usage", "a preset reads usage from its tool's output"),):
             if key in spec:
                 raise UserError(f"only for a command agent ({why})", path=path,
                                 field=f"{where}.{key}")
         return AgentConfig(
-            name=name, command=None, timeout_seconds=timeout, env=env,
+            name=name, command=None, timeout_seconds=timeout, env=env, home=home,
             preset=_preset(spec["preset"], path, f"{where}.preset"),
             model=model_name(spec.get("model"), path, f"{where}.model") if "model" in spec else None,
             args=argument_list(spec["args"], path, f"{where}.args") if "args" in spec else (),
@@ -355,7 +366,15 @@ def _parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
         )
     command, shell = command_value(spec["command"], path, f"{where}.command")
     return AgentConfig(name=name, command=command, timeout_seconds=timeout, env=env,
-                       usage=usage, shell=shell, placement=placement)
+                       usage=usage, shell=shell, placement=placement, home=home)
+
+
+def _home(spec: dict, path: Path | str, where: str) -> str:
+    home = spec.get("home", "run")
+    if home not in HOME_MODES:
+        raise UserError(f"expected one of {', '.join(HOME_MODES)}, got {got(home)}", path=path,
+                        field=f"{where}.home")
+    return home
 
 
 def _timeout(spec: dict, path: Path | str, where: str) -> float | None:

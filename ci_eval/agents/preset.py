@@ -6,6 +6,8 @@ What the runner does with a preset (AgentConfig.preset names it; presets.get_pre
     preset = get_preset(agent.preset)
     env = allowed_env(BASE_ENV_ALLOWLIST + preset.key_env + preset.pass_env + agent.env)
     env |= preset.env(agent.model) | CI_EVAL_* variables          # fixed values win
+    HOME: a fresh folder of the run (home: run, the default), holding a copy of the login file
+          when that is how the tool logs in and preset.home_files(agent.model)
     argv = preset.argv(prompt_text, prompt_file, workspace, run_dir, agent.model, agent.args)
     ... run argv in the workspace (stdin /dev/null), output = stdout+stderr (capped, tail kept) ...
     files = {key: text of path, capped, never through a symlink}
@@ -169,6 +171,14 @@ class Preset(ABC):
     def gateway_args(self, base_url: str) -> list[str]:
         """Arguments that point the tool at base_url (placed before the agent's `args`)."""
         return []
+
+    def home_files(self, model: str | None) -> dict[str, str]:
+        """Files the tool needs in its HOME: {path relative to HOME: text}, such as
+        {".gemini/settings.json": "{...}"}. Written into the agent's own HOME of every run
+        (run/home.py) before the tool starts, after the login file; not written with
+        `home: host` (the host's HOME is the user's). Paths are relative, without "..".
+        """
+        return {}
 
     @abstractmethod
     def argv(self, prompt_text: str, prompt_file: str, workspace: str, run_dir: str,

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     iso = isolation.detect()
     for notice in iso.notices:
         print(f"ci-eval: NOTICE: {notice}", file=sys.stderr)
-    report = grade_patch(task, patch, iso, config.checks_env)
+    report = grade_patch(task, patch, iso, config.checks_env, config.checks_home == "host")
     if args.json:
         print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     else:

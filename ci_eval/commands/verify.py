@@ -61,7 +61,8 @@ def run(args) -> int:
     verdicts = []
     work = Path(tempfile.mkdtemp(prefix=isolation.TEMP_PREFIX + "verify-images-"))
     try:
-        runners = Runners.of(iso, work, None, args.runner, config.runner)
+        runners = Runners.of(iso, work, None, args.runner, config.runner,
+                             checks_host_home=config.checks_home == "host")
         runners.prepare(tasks, progress=lambda line: print(f"ci-eval: {line}", file=sys.stderr))
         verdicts = _verify_all(tasks, jobs, lambda t: verify_task(
             t, iso, config.checks_env, runners.for_task(t)), args.json, short_outcome)

@@ -6,7 +6,8 @@ Usage: python -I -S path/to/_sandbox.py [OPTION PATH]... -- COMMAND...
                    upper layer is discarded with the run; where overlayfs refuses, PATH is an
                    empty tmpfs instead
   --tmpfs PATH     an empty, writable tmpfs at PATH (/var/tmp)
-  --home PATH      the same for the agent's HOME; where overlayfs refuses, HOME is set to a fresh
+  --home PATH      the same for the agent's HOME (home: host); inside a --private PATH (HOME=/tmp)
+                   that path's overlay does it; where overlayfs refuses, HOME is set to a fresh
                    folder SCRATCH/home instead (the real one stays readable)
   --scratch DIR    a folder inside a --writable path, for the overlays' upper layers
   --hide PATH      an empty read-only tmpfs over PATH (the repo root, results folders)
@@ -268,12 +269,15 @@ def isolate(options: dict, held: dict[str, int] | None = None, cwd: str | None =
     if home and scratch:  # first: its upper layer may be on a disk path a private path covers
         if home != "/" and not _under(home, private + tmpfs + hide):
             overlays.append(_overlay(home, scratch, 0))
-        if not overlays or overlays[0] is None:
-            env["HOME"] = os.path.join(scratch, "home")
-            os.makedirs(env["HOME"], exist_ok=True)
+        if not overlays or overlays[0] is None:  # made now: later the path may lead elsewhere
+            os.makedirs(os.path.join(scratch, "home"), exist_ok=True)
     # those holding the scratch folder last: after them, its path leads into their overlay
     for index, path in enumerate(sorted(private, key=lambda p: _under(scratch or "", [p])), 1):
         overlays.append(_overlay(path, scratch, index) if scratch else None)
+    # A HOME inside /tmp (HOME=/tmp in CI containers) is writable through /tmp's overlay;
+    # elsewhere without an overlay of its own it gets the fresh folder.
+    if home and scratch and (home == "/" or not _under(home, [p for p in overlays if p])):
+        env["HOME"] = os.path.join(scratch, "home")
     _readonly_everything(private + tmpfs + hide + ["/dev"])
     for path in overlays:
         if path:

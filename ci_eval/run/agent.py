@@ -25,6 +25,7 @@ from ci_eval.run import isolation as isolation_mod
 from ci_eval.run import launcher
 from ci_eval.run.docker import engine
 from ci_eval.run.environment import allowed_env
+from ci_eval.run.home import OWN_HOME, agent_home
 from ci_eval.run.process import Pipe, run_process
 from ci_eval.run.retry import RETRYABLE_INFRA
 from ci_eval.run.workspace import WorkspaceError, apply_output
@@ -71,6 +72,11 @@ class RunPaths:
     @property
     def usage_file(self) -> Path:
         return self.run_dir / "usage.json"
+
+    @property
+    def home(self) -> Path:
+        """The agent's own HOME (home: run), made by run/home.agent_home."""
+        return self.run_dir / OWN_HOME
 
     def _beside(self, suffix: str) -> Path:
         return self.run_dir.parent / f"{self.run_dir.name}.{suffix}"
@@ -223,6 +229,7 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
         return AgentOutcome(AgentKind.DONE, 0.0)
 
     env = agent_env(agent, task, run_no, paths)
+    env.update(agent_home(agent, paths.home))
     preset = PRESETS[agent.preset] if agent.preset else None
     try:
         if preset:
@@ -244,7 +251,8 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
         sockets = engine.socket_folders()  # whoever reaches an engine socket is root here
         request = isolation_mod.agent_request(isolation, command, repo_root=repo_root,
                                               runs_base=runs_base, run_dir=paths.run_dir,
-                                              hide=(*hide, *sockets), home=env.get("HOME"),
+                                              hide=(*hide, *sockets), home=env.get("HOME")
+                                              if agent.home == "host" else None,
                                               keep=engine.kept_under(sockets))
         try:
             result = run_process(command, cwd=paths.workspace, env=env, timeout=timeout,

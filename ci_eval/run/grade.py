@@ -195,7 +195,7 @@ class GradeReport:
 
 
 def grade_patch(task: Task, patch: Path, isolation: Isolation,
-                checks_env: tuple[str, ...] = ()) -> GradeReport:
+                checks_env: tuple[str, ...] = (), host_home: bool = False) -> GradeReport:
     """Apply `patch` to a fresh workspace of the task, take the diff, run the checks in their
     sandbox and score the rubric. UserError when the patch does not apply or the checks could
     not be run at all (a missing requirement, the sandbox failing)."""
@@ -218,7 +218,7 @@ def grade_patch(task: Task, patch: Path, isolation: Isolation,
                             path=patch, field="--patch") from None
         diff = workspace_diff(pristine, workspace)
         checks = run_checks(task, workspace, isolation, checks_env,
-                            checks_dir=base / "checks", runs_base=base)
+                            checks_dir=base / "checks", runs_base=base, host_home=host_home)
     finally:
         remove_tree(base)
     if checks.kind is CheckKind.INFRA:

@@ -5,9 +5,11 @@ namespaces; `agent_prefix` / `checks_prefix` are the unshare(1) flags that stand
 prefix that runs _sandbox.py as a program, for tests and by hand).
 
 Agent: a new mount + PID namespace in which every mount is read-only but the run's own
-folder; /tmp and HOME are writable through overlays whose writes are discarded; the repo root, the
-folder of all runs, results folders and other ci-eval temp folders are covered by empty tmpfs
-(see _sandbox.py and docs/isolation.md). Checks: the same, plus a network namespace with only
+folder (its HOME is a folder of it, run/home.py); /tmp is writable through an overlay whose
+writes are discarded; the repo root, the host's HOME (but the tools on PATH in it), the folder of
+all runs, results folders and other ci-eval temp folders are covered by empty tmpfs (see
+_sandbox.py and docs/isolation.md). With `home: host`, the host's HOME is readable instead and
+writable through an overlay. Checks: the same, plus a network namespace with only
 loopback, host sockets hidden, the task's solution/ and negatives/ masked, only the workspace and
 a reports folder writable. Where a sandbox is impossible, runs still happen and every report says
 so (`notices`, the records' `isolation`), never silently.
@@ -27,6 +29,7 @@ from pathlib import Path
 
 import ci_eval
 from ci_eval.run import launcher
+from ci_eval.run.home import OWN_HOME
 from ci_eval.run.launcher import Request
 from ci_eval.run.process import Pipe, run_process
 
@@ -98,7 +101,7 @@ def _probe(prefix: list[str], notices: list[str], what: str, consequence: str):
         run = probe_dir / "run"
         (run / "reports").mkdir(parents=True)
         (probe_dir / "repo" / "solution").mkdir(parents=True)
-        view = _view(probe_dir / "repo", probe_dir, (), None)
+        view = _view(probe_dir / "repo", probe_dir, (), home=None)
         options = sandbox_options(
             private=view.private, tmpfs=view.tmpfs, hide=view.hidden, keep=view.keep,
             writable=[run], mask=[probe_dir / "repo" / "solution"], home=view.home,
@@ -218,25 +221,65 @@ class _View:
     home: str | None
 
 
-def _view(repo_root: Path, runs_base: Path, hide, home: str | None, extra_hidden=()) -> _View:
-    """What every sandbox of a run hides and discards (see _sandbox.py): /tmp and HOME writable
-    with the writes discarded; /var/tmp and /dev/shm empty and private; the repo root, `hide`
-    (results folders) and other ci-eval temp folders covered; the interpreter kept usable."""
-    home = home if home is not None else os.environ.get("HOME")
-    home_path = os.path.realpath(home) if home else None
+def _view(repo_root: Path, runs_base: Path, hide, *, home: str | None, extra_hidden=()) -> _View:
+    """What every sandbox of a run hides and discards (see _sandbox.py): /tmp writable with the
+    writes discarded, whatever HOME is; /var/tmp and /dev/shm empty and private; the repo root,
+    `hide` (results folders) and other ci-eval temp folders covered; the interpreter kept usable.
+    `home`: the host's HOME the command shares (home: host: an overlay, writes discarded); None:
+    the command has a HOME of its own in a writable folder, and the host's is covered too, but
+    the tools on PATH in it (host_home_kept)."""
     private, tmpfs = [], []
     for names, kind in (((*PRIVATE_TMP, tempfile.gettempdir()), private), (EMPTY_TMP, tmpfs)):
         for name in names:
             path = os.path.realpath(name)
-            # not over / or HOME: a TMPDIR of / or ~ only gets its ci-eval folders hidden
-            if (os.path.isdir(path) and path != "/" and path not in private + tmpfs
-                    and not (home_path and _inside(home_path, [path]))):
+            # not over /: a TMPDIR of / only gets its ci-eval folders hidden
+            if os.path.isdir(path) and path != "/" and path not in private + tmpfs:
                 kind.append(path)
     hidden = paths_to_hide(repo_root, runs_base, hide)
-    hidden += [p for p in extra_hidden if os.path.isdir(p) and not _inside(p, hidden)]
-    keep = [prefix for prefix in _interpreter_prefixes()
-            if _inside(prefix, [*hidden, *private, *tmpfs])]  # a venv in the repo or in /tmp
+    kept = list(_interpreter_prefixes())
+    host = None if home is not None else hidden_host_home(private + tmpfs)
+    if host is not None:
+        kept += [p for p in host_home_kept(host, os.environ.get("PATH", ""))
+                 if not _inside(p, hidden)]
+    hidden += [p for p in (*extra_hidden, *([host] if host else ()))
+               if os.path.isdir(p) and not _inside(p, hidden)]
+    covered = [prefix for prefix in dict.fromkeys(kept)  # a venv in the repo, /tmp or HOME
+               if _inside(prefix, [*hidden, *private, *tmpfs])]
+    keep = [prefix for prefix in covered
+            if not any(other != prefix and _inside(prefix, [other]) for other in covered)]
     return _View(private, tmpfs, hidden, keep, home)
+
+
+def hidden_host_home(temp_folders: list[str]) -> str | None:
+    """The host's HOME, to cover for a command with a HOME of its own; None where covering it
+    would cover a temp folder too (HOME=/tmp, HOME=/ in containers, TMPDIR inside HOME): then
+    it stays as visible as that folder."""
+    home = os.environ.get("HOME")
+    if not home or not os.path.isabs(home):
+        return None
+    path = os.path.realpath(home)
+    if path == "/" or any(_inside(folder, [path]) for folder in temp_folders):
+        return None
+    return path
+
+
+def host_home_kept(home: str, path_value: str) -> list[str]:
+    """What stays readable of a covered HOME: the install prefix of each PATH folder in it (the
+    folder holding bin/: ~/.local for ~/.local/bin, ~/.cargo, ~/.pyenv for its shims, a node
+    version of nvm), so the tools on PATH still run; a PATH folder directly in HOME (~/bin) on
+    its own. HOME itself on PATH keeps nothing."""
+    found: list[str] = []
+    for entry in path_value.split(os.pathsep):
+        if not os.path.isabs(entry):
+            continue
+        folder = os.path.realpath(entry)
+        if folder == home or not _inside(folder, [home]) or not os.path.isdir(folder):
+            continue
+        parent = os.path.dirname(folder)
+        prefix = folder if parent == home else parent
+        if prefix not in found:
+            found.append(prefix)
+    return found
 
 
 @functools.lru_cache(maxsize=1)
@@ -248,12 +291,13 @@ def agent_request(isolation: Isolation, command: list[str], *, repo_root: Path,
                   runs_base: Path, run_dir: Path, hide=(), home: str | None = None,
                   keep=()) -> Request | None:
     """The agent's command inside its sandbox, for the launcher: every mount read-only but the
-    run folder (see _view for the rest). `keep`: paths bound back read-only inside what `hide`
-    covers (the resolver's file under a hidden /run). None: agents run unisolated here."""
+    run folder, which holds its own HOME (see _view for the rest; `home`: the host's HOME
+    instead, home: host). `keep`: paths bound back read-only inside what `hide` covers (the
+    resolver's file under a hidden /run). None: agents run unisolated here."""
     if isolation.agent_prefix is None:
         return None
     run_dir = Path(run_dir).resolve()
-    view = _view(repo_root, runs_base, hide, home)
+    view = _view(repo_root, runs_base, hide, home=home)
     options = sandbox_options(private=view.private, tmpfs=view.tmpfs, hide=view.hidden,
                               keep=[*view.keep, *keep], writable=[run_dir], home=view.home,
                               scratch=run_dir / SCRATCH)
@@ -270,7 +314,8 @@ def checks_request(isolation: Isolation, checks_py: Path, *, task_dir: Path, wor
     """checks.py inside the checks' sandbox, for the launcher: like the agent's view, plus no
     network, host sockets hidden, the task folder readable without its solution/ and
     negatives/, ci-eval's own package readable, and only the workspace and checks_dir/reports
-    writable. Every process they start dies with them (PID namespace). held: the workspace is
+    writable, and checks_dir/home, their own HOME, unless `home` (the host's HOME, home: host).
+    Every process they start dies with them (PID namespace). held: the workspace is
     bound only if it is still the folder of a descriptor handed along, and the sandbox waits
     on a gate (scoring.ChecksRun).
     None: no checks sandbox here (see unsandboxed_checks_argv)."""
@@ -278,10 +323,12 @@ def checks_request(isolation: Isolation, checks_py: Path, *, task_dir: Path, wor
         return None
     checks_dir = Path(checks_dir).resolve()
     task_dir = Path(task_dir).resolve()
-    view = _view(repo_root, runs_base, hide, home, extra_hidden=SOCKET_FOLDERS)
+    view = _view(repo_root, runs_base, hide, home=home, extra_hidden=SOCKET_FOLDERS)
     keep = [*view.keep, task_dir, Path(ci_eval.__file__).resolve().parent]
+    writable = [Path(workspace).resolve(), checks_dir / "reports"]
+    writable += [] if home else [checks_dir / OWN_HOME]
     options = sandbox_options(private=view.private, tmpfs=view.tmpfs, hide=view.hidden,
-                              keep=keep, writable=[Path(workspace).resolve(), checks_dir / "reports"],
+                              keep=keep, writable=writable,
                               mask=[task_dir / part for part in CHECKS_HIDDEN_PARTS],
                               home=view.home, scratch=checks_dir / SCRATCH)
     return Request((), tuple(options), *_namespaces(isolation.checks_prefix), mode="checks",

@@ -168,7 +168,8 @@ def _prepare_checks(task: Task, paths: RunPaths, ctx: RunContext) -> ChecksRun |
     try:
         return ChecksRun(task, paths.workspace, ctx.isolation, ctx.checks_env,
                          checks_dir=paths.checks_dir, runs_base=ctx.runs_base,
-                         hide=(ctx.out_dir,), held=held)
+                         hide=(ctx.out_dir,), held=held,
+                         host_home=ctx.runners.local.checks_host_home)
     finally:
         os.close(held)
 

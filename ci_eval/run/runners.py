@@ -46,6 +46,7 @@ class Runner(Protocol):
 class LocalRunner:
     isolation: Isolation
     name: str = "local"
+    checks_host_home: bool = False  # checks.home: host in ci-eval.yaml (run/home.py)
 
     def repo_state(self, task: Task) -> Path:
         return task.repo_state
@@ -56,7 +57,7 @@ class LocalRunner:
     def checks(self, task: Task, workspace: Path, *, checks_dir: Path, runs_base: Path,
                extra_env: tuple[str, ...] = (), hide: tuple[Path, ...] = ()) -> CheckOutcome:
         return run_checks(task, workspace, self.isolation, extra_env, checks_dir=checks_dir,
-                          runs_base=runs_base, hide=hide)
+                          runs_base=runs_base, hide=hide, host_home=self.checks_host_home)
 
     def run_agent(self, agent, task: Task, run_no: int, paths, *, placement: str = "host",
                   **kwargs) -> AgentOutcome:
@@ -92,9 +93,9 @@ class Runners:
 
     @classmethod
     def of(cls, isolation: Isolation, work_dir: Path, log_dir: Path | None, chosen: str | None,
-           default: str | None) -> "Runners":
-        return cls(LocalRunner(isolation), Path(work_dir), Path(log_dir or default_log_dir()),
-                   chosen, default)
+           default: str | None, checks_host_home: bool = False) -> "Runners":
+        return cls(LocalRunner(isolation, checks_host_home=checks_host_home), Path(work_dir),
+                   Path(log_dir or default_log_dir()), chosen, default)
 
     def prepare(self, tasks: list[Task], progress=None) -> None:
         """Every docker task's image built (once) before anything runs: a build failure is

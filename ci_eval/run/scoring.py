@@ -29,6 +29,7 @@ from pathlib import Path
 from ci_eval.run import isolation as isolation_mod
 from ci_eval.run import launcher
 from ci_eval.run.environment import CHECKS_TZ, allowed_env, clean_path, python_bin_dir
+from ci_eval.run.home import OWN_HOME, own_home
 from ci_eval.run.preflight import missing_requirements
 from ci_eval.run.process import Pipe, ProcessResult, start_process
 from ci_eval.run.pytest_report import ReportError, read_report
@@ -96,11 +97,12 @@ def _reason(output: str) -> str:
 
 def run_checks(task: Task, workspace: Path, isolation: isolation_mod.Isolation,
                extra_env: tuple[str, ...] = (), *, checks_dir: Path, runs_base: Path,
-               hide: tuple[Path, ...] = ()) -> CheckOutcome:
-    """Score `workspace` (inside runs_base). `checks_dir` (reports, overlays) must not exist: it
-    is made here, outside anything the agent could write."""
+               hide: tuple[Path, ...] = (), host_home: bool = False) -> CheckOutcome:
+    """Score `workspace` (inside runs_base). `checks_dir` (reports, overlays, their own HOME)
+    must not exist: it is made here, outside anything the agent could write. host_home: the
+    checks get the host's HOME (checks.home: host) instead of checks_dir/home."""
     return ChecksRun(task, workspace, isolation, extra_env, checks_dir=checks_dir,
-                     runs_base=runs_base, hide=hide).outcome()
+                     runs_base=runs_base, hide=hide, host_home=host_home).outcome()
 
 
 class ChecksRun:
@@ -120,7 +122,7 @@ class ChecksRun:
 
     def __init__(self, task: Task, workspace: Path, isolation: isolation_mod.Isolation,
                  extra_env: tuple[str, ...] = (), *, checks_dir: Path, runs_base: Path,
-                 hide: tuple[Path, ...] = (), held: int | None = None):
+                 hide: tuple[Path, ...] = (), held: int | None = None, host_home: bool = False):
         self.task, self.checks_dir = task, Path(checks_dir)
         self.checks_dir.mkdir()
         self.reports = self.checks_dir / REPORTS
@@ -128,6 +130,8 @@ class ChecksRun:
         self.gate: int | None = None
         self.running = self.early = None
         env = checks_env(task, Path(workspace), self.reports, extra_env)
+        if not host_home:
+            env.update(own_home(self.checks_dir / OWN_HOME))
         missing = missing_requirements(task, env["PATH"])
         if missing:  # preflight stops `run` before this; verify and tests get here
             self.early = CheckOutcome(CheckKind.INFRA, "requires not met: command not found: "
@@ -137,7 +141,8 @@ class ChecksRun:
         request = isolation_mod.checks_request(
             isolation, task.checks_path, task_dir=task.path, workspace=Path(workspace),
             checks_dir=self.checks_dir, repo_root=task.path.resolve().parents[1],
-            runs_base=runs_base, hide=hide, home=env.get("HOME"), held=held is not None)
+            runs_base=runs_base, hide=hide, home=env.get("HOME") if host_home else None,
+            held=held is not None)
         cwd = Path(workspace).resolve()
         handed: tuple[int, ...] = ()
         if request is not None and request.gated:

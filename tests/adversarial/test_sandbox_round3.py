@@ -19,6 +19,7 @@ import json
 import os
 import stat
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -139,3 +140,162 @@ def test_code_under_test_signalling_its_groups_stops_nothing_of_the_harness(aren
     assert result.record()["status"] == "pass", result.record()
     assert result.seconds < 25, f"the run stalled ({result.seconds:.1f}s of a 60s timeout)"
     assert not _states_of_stopped(str(arena.tmp))
+
+
+# --- /tmp whatever HOME is (item 9) ------------------------------------------------------------
+
+TMP_CHECKS = '''import os
+from ci_eval.checks import failed, file_equals, main, passed, shell_exit_zero
+
+
+def writable(folder):
+    def check():
+        path = os.path.join(folder, f"adv-check-{os.getpid()}")
+        try:
+            with open(path, "w") as handle:
+                handle.write("x")
+            os.unlink(path)
+        except OSError as exc:
+            return failed(f"{folder} is not writable for the checks: {exc}")
+        return passed()
+    return check
+
+
+main(file_equals("greet.txt", "hello\\n"), writable("/tmp"), writable(os.environ["HOME"]),
+     shell_exit_zero("f=$(mktemp) && rm $f"))
+'''
+TMP_AGENT = ('set -e\n'
+             'echo x > /tmp/adv-agent-$$ && rm /tmp/adv-agent-$$\n'
+             'echo x > "$HOME/adv-agent-$$" && rm "$HOME/adv-agent-$$"\n'
+             'f=$(mktemp) && rm "$f"\n'
+             'echo hello > greet.txt\n')
+
+
+@needs_sandbox
+@pytest.mark.parametrize("mode", ["run", "host"])
+def test_tmp_stays_writable_for_agent_and_checks_when_home_is_under_tmp(arena, mode):
+    """CI containers set HOME=/tmp: /tmp (and HOME) stay writable for the agent and the checks,
+    with HOME=/tmp and HOME=/tmp/x, with a HOME of the run's own and with `home: host`."""
+    arena.task(checks=TMP_CHECKS)
+    agent = arena.agent(TMP_AGENT)
+    (arena.repo / "ci-eval.yaml").write_text(
+        f"agents:\n  a:\n    command: {agent}\n    home: {mode}\nchecks:\n  home: {mode}\n")
+    nested = Path("/tmp") / f"adv-home-{uuid.uuid4().hex[:12]}"  # not the marker: no PWNED
+    nested.mkdir()
+    try:
+        statuses = {}
+        for home in ("/tmp", str(nested)):
+            out = f"out-{len(statuses)}"
+            result = arena.run("run", "-k", "1", "--agent", "a", "--out", out, out=out,
+                               env={"HOME": home})
+            assert result.returncode == 0, result.detail()
+            statuses[home] = (result.record()["status"], result.record()["reason"])
+        assert statuses == {"/tmp": ("pass", "checks passed"),
+                            str(nested): ("pass", "checks passed")}, statuses
+        assert list(nested.iterdir()) == []  # HOME writes of `home: host` were discarded
+    finally:
+        nested.rmdir()
+
+
+# --- the host's HOME (item 11) -----------------------------------------------------------------
+
+FAKE_BIN = Path(__file__).resolve().parents[1] / "fake_clis" / "bin"
+LOGIN = '{"claudeAiOauth": {"accessToken": "%s"}}\n'
+
+
+def _host_home(arena) -> tuple[Path, str]:
+    """A HOME for `ci-eval run` holding credential files; the canary secret in them."""
+    home = arena.base / "host-home"
+    canary = "ghp_" + uuid.uuid4().hex
+    files = {".git-credentials": f"https://x:{canary}@github.com\n",
+             ".config/gh/hosts.yml": f"github.com:\n  oauth_token: {canary}\n",
+             ".claude/.credentials.json": LOGIN % ("login-" + uuid.uuid4().hex)}
+    for relative, text in files.items():
+        (home / relative).parent.mkdir(parents=True, exist_ok=True)
+        (home / relative).write_text(text)
+        arena.secret_files.add(home / relative)
+    arena.secrets["HOST_HOME_CANARY"] = canary  # must reach no output and no other file
+    return home, canary
+
+
+LOOTER = '''host="$1"
+loot=$(cat "$host/.git-credentials" "$host/.config/gh/hosts.yml" 2>/dev/null; \
+       find "$host" -type f 2>/dev/null)
+if [ -n "$loot" ]; then echo "$loot" > loot.txt; echo bye > greet.txt; exit 0; fi
+echo hello > greet.txt
+'''
+
+
+@needs_sandbox
+def test_the_host_home_and_its_credentials_are_unreadable_by_the_agent(arena):
+    home, _ = _host_home(arena)
+    arena.task()
+    looter = arena.agent(LOOTER).replace(arena.marker, f"{home} {arena.marker}")
+    honest, result = _twins(arena, arena.agent("echo hello > greet.txt\n"), looter,
+                            env={"HOME": str(home)})
+    assert honest.record()["status"] == result.record()["status"] == "pass", result.record()
+    assert "loot.txt" not in result.record().get("diff", "")
+
+
+CALC_LOOTER = '''import os
+_loot = ""
+for _name in (".git-credentials", ".config/gh/hosts.yml"):
+    try:
+        _loot += open(os.path.join(%r, _name)).read()
+    except OSError:
+        pass
+
+
+def add(a, b):
+    assert not _loot, "LOOT " + _loot  # into the failing test's message, the record's reason
+    return a + b
+'''
+
+
+@needs_sandbox
+def test_the_host_home_is_unreadable_by_code_under_test(arena):
+    home, _ = _host_home(arena)
+    arena.calc_task()
+    good = arena.file("calc_good.py", GOOD_CALC)
+    hostile = arena.file("calc_looter.py", CALC_LOOTER % str(home))
+    honest, result = _twins(arena, arena.agent(f"cp {good} calc.py\n"),
+                            arena.agent(f"cp {hostile} calc.py\n"), env={"HOME": str(home)})
+    assert honest.record()["status"] == result.record()["status"] == "pass", result.record()
+
+
+FAKE_CLAUDE = '''#!/bin/bash
+# a claude that looks around before doing its job: its HOME holds the login, nothing else
+[ "$(cat "$HOME/.claude/.credentials.json")" = '%s' ] || { echo "no login copy" >&2; exit 3; }
+[ "$(cd "$HOME" && find . -mindepth 1 | sort | tr '\\n' ' ')" = "./.claude ./.claude/.credentials.json " ] \
+  || { echo "more than the login in HOME: $(ls -A "$HOME")" >&2; exit 4; }
+[ "$HOME" != '%s' ] || { echo "the host HOME" >&2; exit 5; }
+cat '%s/.git-credentials' 2>/dev/null && exit 6
+export FAKE_AGENT_FILE=greet.txt FAKE_AGENT_CONTENT=$'hello\\n'
+exec '%s/claude' "$@"
+'''
+
+
+@needs_sandbox
+def test_a_preset_gets_its_login_file_in_a_home_of_its_own_and_nothing_else(arena):
+    """`claude login` on the host: the agent's own HOME holds a copy of the login file, not the
+    host's other files; with `home: host` the host's HOME is the agent's (readable)."""
+    home, _ = _host_home(arena)
+    arena.task()
+    login = (home / ".claude" / ".credentials.json").read_text().rstrip("\n")
+    bin_dir = arena.agents / "bin"
+    bin_dir.mkdir()
+    claude = bin_dir / "claude"
+    claude.write_text(FAKE_CLAUDE % (login, home, home, FAKE_BIN))
+    claude.chmod(0o755)
+    env = {"HOME": str(home), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+           "ANTHROPIC_API_KEY": ""}  # logged in with `claude login`, no key
+    result = arena.run("run", "-k", "1", "--agent", "claude-code", env=env)
+    assert result.returncode == 0, result.detail()
+    assert result.record()["status"] == "pass", result.record()
+
+    (arena.repo / "ci-eval.yaml").write_text(
+        "agents:\n  shared:\n    command: bash -c 'test -r \"$HOME/.git-credentials\" && "
+        "[ \"$HOME\" = \"%s\" ] && echo hello > greet.txt'\n    home: host\n" % home)
+    shared = arena.run("run", "-k", "1", "--agent", "shared", "--out", "shared", out="shared",
+                       env={"HOME": str(home)})
+    assert shared.record()["status"] == "pass", shared.record()  # opted in: readable
