@@ -119,7 +119,7 @@ def run(args) -> int:
         tasks = [by_id[task_id] for task_id in chosen]
     if not tasks:
         raise UserError("no tasks to run", path=root / "tasks")
-    _preflight(agent, tasks, root)
+    _preflight(agent, tasks, root, config)
     out_dir = _results_dir(root, args.out)
     more_runs = None
     if args.confirm_against:
@@ -130,7 +130,7 @@ def run(args) -> int:
         return _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed)
 
 
-def _preflight(agent, tasks, root) -> None:
+def _preflight(agent, tasks, root, config) -> None:
     """Exit 2 before any agent run when the agent cannot start or a task cannot be scored."""
     from ci_eval.errors import UserError
     from ci_eval.run.grade import check_gradings
@@ -140,7 +140,7 @@ def _preflight(agent, tasks, root) -> None:
     problem = agent_problem(agent, root)
     if problem:
         raise UserError(f"{problem}; no run started", field="--agent")
-    missing = requirement_problems(tasks)
+    missing = requirement_problems(tasks, root, host_home=config.checks_home == "host")
     if missing:
         more = f" (and {len(missing) - 1} more task(s))" if len(missing) > 1 else ""
         raise UserError(f"{missing[0]}{more}; no run started", field="requires")

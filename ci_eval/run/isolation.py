@@ -336,6 +336,34 @@ def checks_request(isolation: Isolation, checks_py: Path, *, task_dir: Path, wor
                    gated=held, held=(str(Path(workspace).resolve()),) if held else ())
 
 
+@dataclass(frozen=True)
+class ChecksReach:
+    """What of the host the checks' sandbox shows, for resolving a task's `requires` as the
+    checks will see them (preflight): `hidden_by(path)` is the covered folder that hides path
+    from the checks, or None when they can reach it."""
+
+    hidden: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()
+
+    def hidden_by(self, path: str | Path, *also_kept: Path) -> str | None:
+        real = os.path.realpath(path)
+        if _inside(real, [*self.kept, *(str(Path(p).resolve()) for p in also_kept)]):
+            return None
+        return next((folder for folder in self.hidden if _inside(real, [folder])), None)
+
+
+def checks_reach(isolation: Isolation, repo_root: Path, *, hide=(),
+                 host_home: bool = False) -> ChecksReach:
+    """The checks' view (checks_request) of an invocation on repo_root; everything is reachable
+    without a checks sandbox. A task's own folder is bound back too (hidden_by's also_kept)."""
+    if isolation.checks_prefix is None:
+        return ChecksReach()
+    home = os.environ.get("HOME") if host_home else None
+    view = _view(repo_root, repo_root, hide, home=home, extra_hidden=SOCKET_FOLDERS)
+    kept = (*view.keep, str(Path(ci_eval.__file__).resolve().parent))
+    return ChecksReach(tuple(view.hidden + view.tmpfs), kept)
+
+
 @functools.lru_cache(maxsize=1)
 def checks_sys_path() -> tuple[str, ...]:
     """sys.path for checks.py, as `python -I` would start with it (launcher.checks_sys_path)."""

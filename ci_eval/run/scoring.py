@@ -132,10 +132,13 @@ class ChecksRun:
         env = checks_env(task, Path(workspace), self.reports, extra_env)
         if not host_home:
             env.update(own_home(self.checks_dir / OWN_HOME))
-        missing = missing_requirements(task, env["PATH"])
+        reach = isolation_mod.checks_reach(isolation, task.path.resolve().parents[1],
+                                           hide=hide, host_home=host_home) \
+            if task.requires else isolation_mod.ChecksReach()
+        missing = missing_requirements(task, env["PATH"], reach)
         if missing:  # preflight stops `run` before this; verify and tests get here
             self.early = CheckOutcome(CheckKind.INFRA, "requires not met: command not found: "
-                                      f"{', '.join(missing)}", 0.0)
+                                      f"{', '.join(map(str, missing))}", 0.0)
             return
         self.verdict, self.status = Pipe(cap=16), Pipe()
         request = isolation_mod.checks_request(

@@ -299,3 +299,68 @@ def test_a_preset_gets_its_login_file_in_a_home_of_its_own_and_nothing_else(aren
     shared = arena.run("run", "-k", "1", "--agent", "shared", "--out", "shared", out="shared",
                        env={"HOME": str(home)})
     assert shared.record()["status"] == "pass", shared.record()  # opted in: readable
+
+
+# --- requires as the checks see them (item 10) -------------------------------------------------
+
+def _tool(folder: Path, name: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text("#!/bin/sh\nexit 0\n")
+    path.chmod(0o755)
+    return path
+
+
+def _venv_in_repo(arena) -> Path:
+    """What .ci/run makes: a virtualenv inside the repo root that runs ci-eval (its packages
+    here: this interpreter's, through a .pth folder line)."""
+    import subprocess
+    import sysconfig
+    venv = arena.repo / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    purelib = sysconfig.get_paths(vars={"base": str(venv), "platbase": str(venv)})["purelib"]
+    Path(purelib).mkdir(parents=True, exist_ok=True)
+    (Path(purelib) / "host.pth").write_text(  # this checkout's ci_eval, this venv's packages
+        f"{Path(__file__).resolve().parents[2]}\n{sysconfig.get_paths()['purelib']}\n")
+    return venv
+
+
+@needs_sandbox
+def test_requires_are_resolved_as_the_checks_see_them(arena):
+    """A `requires` tool in ./bin of the repo root passes a plain PATH lookup but is hidden
+    from the checks: exit 2 before any run, naming it, its folder and the fix. The honest
+    twins: the same tool outside the repo root, and the venv inside the repo root that runs
+    ci-eval (.ci/run's .venv: its bin/ and site-packages stay readable for the checks)."""
+    venv = _venv_in_repo(arena)
+    token = uuid.uuid4().hex[:8]
+    in_venv = _tool(venv / "bin", f"adv-venv-tool-{token}").name
+    outside = _tool(arena.agents / "bin", f"adv-outside-tool-{token}").name
+    hidden = _tool(arena.repo / "bin", f"adv-repo-tool-{token}")
+    uses = (f'main(lambda: run_tests(fail_to_pass=["tests/test_calc.py::test_add"], '
+            f'restore=["tests/"]), shell_exit_zero("{in_venv}"), shell_exit_zero("{outside}"))\n')
+    arena.calc_task(checks="from ci_eval.checks import main, run_tests, shell_exit_zero\n" + uses,
+                    metadata={"requires": ["pytest", in_venv, outside]})
+    launcher = arena.agents / "venv_ci_eval.py"  # `.venv/bin/python -m ci_eval ARGS`
+    launcher.write_text("import runpy, sys\nsys.argv = ['ci_eval', *sys.argv[4:]]\n"
+                        "runpy.run_module('ci_eval', run_name='__main__')\n")
+    env = {"PATH": os.pathsep.join([str(venv / "bin"), str(arena.agents / "bin"),
+                                    str(hidden.parent), os.environ["PATH"]])}
+    prefix = [str(venv / "bin" / "python"), str(launcher)]
+    good = arena.file("calc_good.py", GOOD_CALC)
+    ran = arena.run("run", "-k", "1", "--agent-cmd", arena.agent(f"cp {good} calc.py\n"),
+                    env=env, prefix=prefix)
+    assert ran.returncode == 0, ran.detail()
+    assert ran.record()["status"] == "pass", ran.record()["reason"][-3000:]
+
+    arena.calc_task("task-002-hidden-tool", checks=f"from ci_eval.checks import main, shell_exit_zero\n"
+                    f"main(shell_exit_zero('{hidden.name}'))\n",
+                    metadata={"requires": [hidden.name]})
+    refused = arena.run("run", "-k", "1", "--agent", "reference", "task-002-hidden-tool",
+                        "--out", "refused", out="refused", env=env, prefix=prefix)
+    assert refused.returncode == 2, refused.detail()
+    line = refused.stderr.strip()
+    assert len(line.splitlines()) == 1 and "Traceback" not in line, line
+    for needle in (hidden.name, str(hidden), str(arena.repo.resolve()), "which the checks' sandbox hides",
+                   "install it where the checks can see it", "no run started"):
+        assert needle in line, (needle, line)
+    assert not (arena.repo / "refused").exists() or not list((arena.repo / "refused").glob("*.jsonl"))
