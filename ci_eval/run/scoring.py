@@ -30,7 +30,7 @@ from ci_eval.run import isolation as isolation_mod
 from ci_eval.run import launcher
 from ci_eval.run.environment import CHECKS_TZ, allowed_env, clean_path, python_bin_dir
 from ci_eval.run.home import OWN_HOME, own_home
-from ci_eval.run.preflight import missing_requirements
+from ci_eval.run.preflight import EVERYWHERE, missing_requirements
 from ci_eval.run.process import Pipe, ProcessResult, start_process
 from ci_eval.run.pytest_report import ReportError, read_report
 from ci_eval.tasks.model import Task
@@ -134,7 +134,7 @@ class ChecksRun:
             env.update(own_home(self.checks_dir / OWN_HOME))
         reach = isolation_mod.checks_reach(isolation, task.path.resolve().parents[1],
                                            hide=hide, host_home=host_home) \
-            if task.requires else isolation_mod.ChecksReach()
+            if task.requires else EVERYWHERE
         missing = missing_requirements(task, env["PATH"], reach)
         if missing:  # preflight stops `run` before this; verify and tests get here
             self.early = CheckOutcome(CheckKind.INFRA, "requires not met: command not found: "

@@ -15,16 +15,14 @@ Each attack goes through `ci-eval run` for real and is compared with an honest t
 
 from __future__ import annotations
 
-import json
 import os
-import stat
 import sys
 import uuid
 from pathlib import Path
 
 import pytest
 
-from .conftest import CALC_CHECKS, CALC_FILES, GOOD_CALC, PYTHON, needs_sandbox
+from .conftest import GOOD_CALC, needs_sandbox
 
 SIGNALLER = r'''
 import os, signal, sys, time
@@ -295,7 +293,7 @@ def test_a_preset_gets_its_login_file_in_a_home_of_its_own_and_nothing_else(aren
 
     (arena.repo / "ci-eval.yaml").write_text(
         "agents:\n  shared:\n    command: bash -c 'test -r \"$HOME/.git-credentials\" && "
-        "[ \"$HOME\" = \"%s\" ] && echo hello > greet.txt'\n    home: host\n" % home)
+        f"[ \"$HOME\" = \"{home}\" ] && echo hello > greet.txt'\n    home: host\n")
     shared = arena.run("run", "-k", "1", "--agent", "shared", "--out", "shared", out="shared",
                        env={"HOME": str(home)})
     assert shared.record()["status"] == "pass", shared.record()  # opted in: readable
