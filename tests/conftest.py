@@ -32,6 +32,10 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+# Tests that start `python -m ci_eval` with the inherited environment must run this checkout,
+# not the ci-eval the interpreter has installed (a worktree's venv may point at another one).
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(REPO_ROOT)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))
 # tests/fixtures holds sample projects with tests of their own (importer sources): not ours to run
 collect_ignore = ["fixtures"]
 

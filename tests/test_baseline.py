@@ -46,10 +46,11 @@ def test_round_trip(tmp_path):
     assert entry.pass_rate == F(4, 5) and loaded.agent == "ref"
     assert [s.passes for s in entry.history] == [5, 4]
     bl.save_baseline(path, loaded)
-    migrated = good_data()  # version 1 is read, version 2 written: snapshots -> observations
-    migrated["schema_version"] = 2
+    migrated = good_data()  # version 1 is read, version 3 written: snapshots -> observations
+    migrated["schema_version"] = 3
     entry_json = migrated["tasks"]["task-001-a"]
     entry_json["observations"] = entry_json.pop("snapshots")
+    entry_json["distributions"] = {}  # version 1 had none
     assert json.loads(path.read_text()) == migrated
     assert bl.load_baseline(path) == loaded
 

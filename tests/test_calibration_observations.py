@@ -68,10 +68,10 @@ def test_version_1_snapshots_are_read_as_observations():
     assert bl.parse_baseline(v1_file()).entries["task-001-a"].history == (short.snapshot,)
 
 
-def test_version_1_is_written_back_as_version_2():
+def test_version_1_is_written_back_as_version_3():
     loaded = bl.parse_baseline(v1_file([("2026-01-01", 5, 5), ("2026-01-03", 4, 5)]))
     written = json.loads(bl.dumps_baseline(loaded))
-    assert written["schema_version"] == 2
+    assert written["schema_version"] == 3
     assert "snapshots" not in written["tasks"]["task-001-a"]
     assert len(written["tasks"]["task-001-a"]["observations"]) == 2
     assert bl.parse_baseline(written) == loaded

@@ -43,7 +43,7 @@ def test_markdown_layout():
     assert "task-004-gone" in changed and "task-001-steady" not in changed
     assert "<summary>All 4 tasks</summary>" in full and "task-001-steady" in full
     assert "</details>" in full
-    assert "| task-002-broken | regressed | 0.80 (4/5) | 0.20 (1/5) | -0.60 | 1/5 pass, " in text
+    assert "| task-002-broken | regressed | 0.80 (4/5) | 0.20 (1/5) | -0.60 | — | 1/5 pass, " in text
     assert "| +500 (+50%) | -2.0s (-20%) |" in text
     assert "#### Calibration warnings" in text and "checks look too loose" in text
     footer = lines[-1]
@@ -105,7 +105,10 @@ def test_json():
     assert broken["delta"] == -0.6
     assert data["tasks"][0]["tokens"] == {"baseline": 1000.0, "current": 1500.0, "delta": 500.0}
     assert data["tasks"][3]["current"] is None
-    assert data["rule"] == {"regression_drop": "3/10", "strict": True}
+    assert data["rule"] == {
+        "regression_drop": "3/10", "strict": True, "regression_threshold": "3/10",
+        "min_baseline_rate": "3/5", "axis_alpha": 0.001,
+        "axes": {axis: {"max_increase": "1/2", "fail": False} for axis in ("cost", "tokens", "wall")}}
     assert data["calibration"][0]["direction"] == "too loose"
 
 

@@ -221,6 +221,11 @@ def test_summary_every_field_of_a_mixed_task():
         "rubric_tripped": [{"criterion": "tests", "runs": 1}],
         "rubric_auto_fail": [{"criterion": "no-test-tampering", "runs": 1}],
         "inconclusive": True,
+        # valid runs only (the errored run's nothing), cost left out: no run reported one
+        "distributions": {"tokens": {"n": 2, "mean": 20.0, "sd": 14.1421, "log_mean": 2.85189,
+                                     "log_sd": 0.776836},
+                          "wall_seconds": {"n": 5, "mean": 3.8, "sd": 3.11448,
+                                           "log_mean": 1.07506, "log_sd": 0.815213}},
     }
 
 

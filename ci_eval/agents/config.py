@@ -33,6 +33,10 @@ Format (every key optional; a missing file means no named agents):
                                           # to the repo root; this is the default
     runner: local                    # local | docker: where tasks run when neither --runner nor
                                      # the task's metadata.json says (docs/docker.md)
+    gate:                            # the gate's parameters (verdict/rules.py; docs/gate.md)
+      regression_threshold: 0.30
+      min_baseline_rate: 0.60
+      cost: {max_increase: 0.5, fail: false}      # also tokens:, wall:
 
 An agent entry may also say `placement: host | container` (docker runner only; default host):
 host runs it in the local sandbox, container runs its command in a container of the task's
@@ -67,6 +71,7 @@ from pathlib import Path
 from typing import Any
 
 from ci_eval.agents.budget import Budget, parse_budget
+from ci_eval.agents.gate_config import parse_gate
 from ci_eval.agents.presets import PRESETS, did_you_mean
 from ci_eval.agents.pricing import ModelPrice, parse_pricing
 from ci_eval.agents.shell import first_program
@@ -84,6 +89,7 @@ from ci_eval.agents.values import (
 from ci_eval.errors import UserError
 from ci_eval.strict_yaml import read_yaml
 from ci_eval.tasks.model import MAX_TIMEOUT_SECONDS
+from ci_eval.verdict.rules import DEFAULT_RULES, GateRules
 
 CONFIG_FILE = "ci-eval.yaml"
 CONFIG_NAMES = (CONFIG_FILE, "ci-eval.yml", ".ci-eval.yaml", ".ci-eval.yml")  # found, never ignored
@@ -91,7 +97,7 @@ BUILTIN_AGENTS = ("reference", "noop")
 # Always passed to agents and checks; everything else must be allow-listed by name.
 BASE_ENV_ALLOWLIST = ("PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "SHELL")
 TOP_LEVEL_KEYS = ("agents", "default_agent", "checks", "budget", "pricing", "failure_logs",
-                  "runner")
+                  "runner", "gate")
 RUNNER_NAMES = ("local", "docker")
 PLACEMENTS = ("host", "container")
 DEFAULT_FAILURE_LOGS = ".ci-eval/failure-logs"
@@ -152,6 +158,7 @@ class Config:
     pricing: dict[str, ModelPrice] = field(default_factory=dict)
     failure_logs: str = DEFAULT_FAILURE_LOGS  # relative to the repo root (or absolute)
     runner: str | None = None  # the default runner (None: local)
+    gate: GateRules = DEFAULT_RULES
 
 
 def builtin_agent(name: str) -> AgentConfig:
@@ -266,7 +273,7 @@ def parse_config(data: Any, path: Path | str = CONFIG_FILE) -> Config:
                   checks_home=checks_home,
                   budget=parse_budget(data.get("budget"), path),
                   pricing=parse_pricing(data.get("pricing"), path), failure_logs=failure_logs,
-                  runner=runner)
+                  runner=runner, gate=parse_gate(data.get("gate"), path))
 
 
 def resolve_agent(config: Config, name: str | None, command: str | None) -> AgentConfig:

@@ -66,14 +66,17 @@ def run_update(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
+    from ci_eval.agents.config import load_config
     from ci_eval.verdict.update import update_baseline
 
     root = Path(args.root)
+    rules = load_config(root).gate
     update = update_baseline(
         root, args.tasks, every=args.all, results_dir=root / args.results,
         baseline_file=args.baseline, recorded=args.date or utc_today(), k=args.k,
         allow_below_threshold=args.allow_below_threshold,
-        allow_agent_mismatch=args.allow_agent_mismatch)
+        allow_agent_mismatch=args.allow_agent_mismatch,
+        min_baseline_rate=rules.min_baseline_rate)
     print("\n".join([*update.lines, update.outcome]))
     if update.refused:
         print(f"ci-eval: {update.refused} task(s) refused; see above", file=sys.stderr)

@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
+    from ci_eval.agents.config import load_config
     from ci_eval.output import emit
     from ci_eval.render.compare import render, verdict_line
     from ci_eval.verdict.assemble import build_verdict
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     root = Path(args.root)
     verdict = build_verdict(root, root / args.results, args.baseline, k=args.k,
                             allow_agent_mismatch=args.allow_agent_mismatch,
-                            selected=args.tasks or None)
+                            selected=args.tasks or None, rules=load_config(root).gate)
     commit = args.commit or os.environ.get("GITHUB_SHA") or None
     emit(render(verdict, args.format, commit=commit), args.output)
     if args.output:

@@ -91,6 +91,7 @@ def failure_messages(verdict) -> list[str]:
         text = (f"{t.task} {t.status}: baseline {fmt_rate(t.baseline_passes, t.baseline_runs)}, "
                 f"now {fmt_rate(t.passes, t.runs)} ({fmt_delta(t.delta)}), {fmt_evidence(t)}")
         lines.append(text + (f"; {t.note}" if t.note else ""))
+        lines += [f"{t.task} {a.axis} regressed: {a.evidence}" for a in t.failing_axes]
     return lines
 
 
@@ -136,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
+    from ci_eval.agents.config import load_config
     from ci_eval.github import actions, context
     from ci_eval.github.comment import Posted, post_or_fall_back
     from ci_eval.render.compare import render_markdown, render_table, verdict_line
@@ -155,7 +157,8 @@ def run(args: argparse.Namespace) -> int:
     if shards:
         print(f"ci-eval: merged {shards} shard folder(s) into {compared}", file=sys.stderr)
     verdict = build_verdict(root, compared, args.baseline, k=args.k,
-                            allow_agent_mismatch=args.allow_agent_mismatch)
+                            allow_agent_mismatch=args.allow_agent_mismatch,
+                            rules=load_config(root).gate)
     commit = args.commit or ctx.sha
     markdown = render_markdown(verdict, commit=commit, trends=_trends(root, args.history))
     sys.stdout.write(render_table(verdict, commit=commit))

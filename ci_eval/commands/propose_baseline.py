@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from ci_eval.render.baseline_change import changed_tasks, render_change
     from ci_eval.results.merge import merge_shard_folders
     from ci_eval.verdict.baseline import Baseline, baseline_path, load_baseline
+    from ci_eval.agents.config import load_config
     from ci_eval.verdict.update import update_baseline
 
     root = Path(args.root).resolve()
@@ -68,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
     compared, _shards = merge_shard_folders(root / args.results)
     update = update_baseline(root, args.tasks, every=not args.tasks, results_dir=compared,
                              baseline_file=args.baseline, recorded=args.date or utc_today(),
-                             allow_agent_mismatch=args.allow_agent_mismatch)
+                             allow_agent_mismatch=args.allow_agent_mismatch,
+                             min_baseline_rate=load_config(root).gate.min_baseline_rate)
     notes = [*update.lines, update.outcome]
     print("\n".join(notes))
     after = load_baseline(path) if path.is_file() else Baseline()

@@ -123,7 +123,7 @@ def run(args) -> int:
     out_dir = _results_dir(root, args.out)
     more_runs = None
     if args.confirm_against:
-        more_runs = _confirmation_hook(args.confirm_against, stages, root)
+        more_runs = _confirmation_hook(args.confirm_against, stages, root, config.gate)
     ensure_dir(out_dir, field="--out")
     with results.results_lock(out_dir):
         resumed = _take_over(args, tasks, out_dir, agent.identity)
@@ -264,7 +264,7 @@ def _interrupted(signum, out_dir, recorded: int, missing: int) -> int:
     return 128 + (signum or signal.SIGINT)
 
 
-def _confirmation_hook(baseline_file, stages, root):
+def _confirmation_hook(baseline_file, stages, root, rules):
     """Extra runs for a gated task whose pooled runs breach (or nearly breach) the gate."""
     from ci_eval.results.summary import count_runs
     from ci_eval.tasks.model import other_prompts
@@ -277,10 +277,12 @@ def _confirmation_hook(baseline_file, stages, root):
 
     def more_runs(task, records: list[dict]) -> int:
         entry = baseline.entries.get(task.id)
-        rate = gated_baseline_rate(entry, aspirational=task.aspirational) if entry else None
+        rate = (gated_baseline_rate(entry, aspirational=task.aspirational, rules=rules)
+                if entry else None)
         if rate is None or other_prompts([task.prompt_hash], entry.prompt_hash):
             return 0  # not gated, or prompt-changed whatever the runs say
         counts = count_runs(records)
-        return runs_to_add(rate, counts.passes, counts.valid, stages, recorded_runs=len(records))
+        return runs_to_add(rate, counts.passes, counts.valid, stages, recorded_runs=len(records),
+                           regression_threshold=rules.regression_threshold)
 
     return more_runs

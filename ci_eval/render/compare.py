@@ -18,13 +18,14 @@ from fractions import Fraction
 from ci_eval.render.inert import code_span
 from ci_eval.render.junit import Case, render_cases
 from ci_eval.render.report import MOST_TRIPPED, rubric_line
-from ci_eval.verdict.gate import REGRESSION_DROP, TaskVerdict, Verdict
+from ci_eval.verdict.axes import ALPHA
+from ci_eval.verdict.gate import TaskVerdict, Verdict
 
 COMMENT_MARKER = "<!-- ci-eval-report -->"
 MAX_COMMENT_CHARS = 65_536
 FORMATS = ("table", "markdown", "json", "junit")
-COLUMNS = ("Task", "Status", "Baseline", "Current", "Δ", "Evidence (95% CI)", "Tokens Δ",
-           "Wall Δ", "Note")
+COLUMNS = ("Task", "Status", "Baseline", "Current", "Δ", "Cost / tokens / wall",
+           "Evidence (95% CI)", "Tokens Δ", "Wall Δ", "Note")
 
 
 def render(verdict: Verdict, fmt: str, *, commit: str | None = None,
@@ -82,6 +83,27 @@ def fmt_change(delta: float | None, base: float | None, unit: str = "") -> str:
     return text
 
 
+def fmt_axes(t: TaskVerdict) -> str:
+    """The cost / tokens / wall verdict beside the pass rate: the axes that moved, with their
+    ratio to the baseline ("tokens ×3.02 regressed (fails)"), else "unchanged" or "unknown"."""
+    if not t.axes:
+        return "—"
+    moved = [f"{a.axis} ×{a.ratio:.2f} {a.status}" + (" (fails)" if a.fails and t.gated else "")
+             for a in t.axes if a.status in ("regressed", "improved")]
+    if moved:
+        return ", ".join(moved)
+    known = [a for a in t.axes if a.status != "unknown"]
+    if not known:
+        return "unknown"
+    return "unchanged" + ("" if len(known) == len(t.axes) else
+                          f" ({', '.join(a.axis for a in known)})")
+
+
+def moved(t: TaskVerdict) -> bool:
+    """Shown in the changed table: a status other than unchanged, or an axis that moved."""
+    return t.status != "unchanged" or any(a.status in ("regressed", "improved") for a in t.axes)
+
+
 def row(t: TaskVerdict) -> list[str]:
     return [
         t.task,
@@ -89,6 +111,7 @@ def row(t: TaskVerdict) -> list[str]:
         fmt_rate(t.baseline_passes, t.baseline_runs),
         fmt_rate(t.passes, t.runs),
         fmt_delta(t.delta),
+        fmt_axes(t),
         fmt_evidence(t),
         fmt_change(t.tokens_delta, t.baseline_tokens),
         fmt_change(t.wall_delta, t.baseline_wall_seconds, "s"),
@@ -111,6 +134,9 @@ def verdict_line(verdict: Verdict, *, emoji: bool = True, quote=str) -> str:
     else:
         head = f"{failed} of {len(verdict.tasks)} task(s) fail the gate"
         mark = "❌"
+    usage = sum(1 for t in verdict.tasks for a in t.axes if a.status == "regressed")
+    if usage:
+        counts += f" · {usage} cost/tokens/wall regression(s)"
     text = f"ci-eval: {head} — {counts}"
     return f"{mark} {text}" if emoji else ("PASS " if verdict.passed else "FAIL ") + text
 
@@ -121,7 +147,7 @@ def footer_items(verdict: Verdict, commit: str | None, *, quote=str) -> list[str
         items.append(f"baseline agent {quote(verdict.baseline_agent)}")
     items.append(f"k={verdict.k}")
     items.append(f"commit {commit[:12]}" if commit else "commit unknown")
-    items.append(f"regression = drop of more than {float(REGRESSION_DROP):.2f} (exact)")
+    items.append(verdict.rules.describe() + f" at p < {ALPHA:g}")
     return items
 
 
@@ -136,6 +162,8 @@ def render_table(verdict: Verdict, *, commit: str | None = None) -> str:
         lines.append(tabulate([row(t) for t in verdict.tasks], headers=COLUMNS,
                               tablefmt="simple", disable_numparse=True))
     why = [f"  {t.task}: {t.why}" for t in verdict.tasks if t.status != "unchanged" and t.why]
+    why += [f"  {t.task}: {a.evidence}" for t in verdict.tasks for a in t.axes
+            if a.status in ("regressed", "improved")]
     if why:
         lines += ["", "Why (the most common reason runs did not pass):", *why]
     graded = [t for t in verdict.tasks if t.rubric_runs]
@@ -175,7 +203,7 @@ def _md_header(extra: tuple[str, ...] = ()) -> str:
 def render_markdown(verdict: Verdict, *, commit: str | None = None,
                     limit: int = MAX_COMMENT_CHARS,
                     trends: Mapping[str, str] | None = None) -> str:
-    changed = [_md_row(row(t), (t.why,)) for t in verdict.tasks if t.status != "unchanged"]
+    changed = [_changed_row(t) for t in verdict.tasks if moved(t)]
     history = ("History",) if trends is not None else ()
     full = [_md_row(row(t) + ([trends.get(t.task, "")] if trends is not None else []))
             for t in verdict.tasks]
@@ -222,6 +250,16 @@ def render_markdown(verdict: Verdict, *, commit: str | None = None,
     return text
 
 
+def _changed_row(t: TaskVerdict) -> str:
+    """A row of the changed table: its Why cell holds the runs' reason (agent-derived, a code
+    span) and the evidence of the axes that moved (ci-eval's own text)."""
+    text = _md_row(row(t), (t.why,))
+    evidence = "; ".join(a.evidence for a in t.axes if a.status in ("regressed", "improved"))
+    if not evidence:
+        return text
+    return text[:-len(" |\n")] + ("; " if t.why else "") + _md_cell(evidence) + " |\n"
+
+
 def auto_fail_notes(verdict: Verdict) -> list[str]:
     """One line per task whose rubric auto-fail gate tripped in a run, naming the gate."""
     return [f"⛔ {t.task}: auto-fail gate {', '.join(f'`{c}`' for c, _ in t.rubric_auto_fail)} "
@@ -264,6 +302,7 @@ def task_json(t: TaskVerdict) -> dict:
         "tokens": {"baseline": t.baseline_tokens, "current": t.tokens, "delta": t.tokens_delta},
         "wall_seconds": {"baseline": t.baseline_wall_seconds, "current": t.wall_seconds,
                          "delta": t.wall_delta},
+        "axes": {a.axis: a.to_json() for a in t.axes},
         "note": t.note,
         "rubric": None if not t.rubric_runs else {
             "runs": t.rubric_runs, "mean_score": t.rubric_score,
@@ -282,7 +321,8 @@ def render_json(verdict: Verdict, *, commit: str | None = None) -> str:
         "baseline_agent": verdict.baseline_agent,
         "k": verdict.k,
         "commit": commit,
-        "rule": {"regression_drop": str(REGRESSION_DROP), "strict": True},
+        "rule": {"regression_drop": str(verdict.rules.regression_threshold), "strict": True,
+                 **verdict.rules.to_json(), "axis_alpha": ALPHA},
         "notes": list(verdict.notes),
         "setup_broken": verdict.setup_broken,
         "tasks": [task_json(t) for t in verdict.tasks],

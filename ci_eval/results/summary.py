@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from typing import NamedTuple
 
@@ -70,6 +70,9 @@ class TaskSummary:
     mean_rubric_score: float | None = None
     rubric_tripped: tuple[tuple[str, int], ...] = ()  # criterion -> runs it failed, most first
     rubric_auto_fail: tuple[tuple[str, int], ...] = ()  # auto-fail gate -> runs it tripped
+    # results field (tokens, cost_usd, wall_seconds) -> the distribution of its valid runs'
+    # values (fields no valid run reported are left out): what the cost/tokens/wall gate tests
+    distributions: Mapping[str, stats.Distribution] = field(default_factory=dict)
 
     @property
     def inconclusive(self) -> bool:
@@ -86,6 +89,7 @@ class TaskSummary:
         data["rubric_auto_fail"] = [{"criterion": c, "runs": n} for c, n in self.rubric_auto_fail]
         data["pass_at_k_label"] = pass_at_k_label(self.k)
         data["inconclusive"] = self.inconclusive
+        data["distributions"] = {name: d.to_json() for name, d in self.distributions.items()}
         return data
 
 
@@ -263,6 +267,10 @@ def summarize(task: str, records: list[dict] | TaskRuns, k: int | None = None, *
     tokens = [row.tokens for row in valid if row.tokens is not None]
     walls = [float(row.wall_seconds) for row in valid if row.wall_seconds is not None]
     costs = [row.cost_usd for row in rows if row.cost_usd is not None]
+    valid_costs = [row.cost_usd for row in valid if row.cost_usd is not None]
+    distributions = {name: stats.distribution(values) for name, values in
+                     (("tokens", tokens), ("cost_usd", valid_costs), ("wall_seconds", walls))
+                     if values}
     graded = [row.rubric for row in valid if row.rubric is not None]
     return TaskSummary(
         task=task,
@@ -292,4 +300,5 @@ def summarize(task: str, records: list[dict] | TaskRuns, k: int | None = None, *
                              .most_common()),
         rubric_auto_fail=tuple(Counter(c for _, _, gates in graded for c in gates)
                                .most_common()),
+        distributions=distributions,
     )

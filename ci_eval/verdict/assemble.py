@@ -12,18 +12,20 @@ from ci_eval.results.summary import summarize_results, typical_k
 from ci_eval.tasks.load import load_tasks
 from ci_eval.verdict import calibration, gate
 from ci_eval.verdict.baseline import Baseline, baseline_path, load_baseline
+from ci_eval.verdict.rules import DEFAULT_RULES, GateRules
 
 NO_BASELINE_NOTE = ("No baseline yet: every task is new. Record one from 40 runs per task: "
                     "`ci-eval run -k 40 --agent NAME`, then `ci-eval baseline update --all`.")
 
 
 def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k: int | None = None,
-                  allow_agent_mismatch: bool = False, selected: list[str] | None = None):
+                  allow_agent_mismatch: bool = False, selected: list[str] | None = None,
+                  rules: GateRules = DEFAULT_RULES):
     """Load results, baseline.json and tasks/ and compare them: the gate's Verdict (what
     `ci-eval compare` prints and the action's report mode publishes). A missing baseline file
     makes every task new (a repo's first PR gets a report); `selected` compares those tasks
     only (the others are neither inconclusive nor missing). The results are streamed: per-task
-    rows, no diff held."""
+    rows, no diff held. `rules`: ci-eval.yaml's gate section (agents.config.Config.gate)."""
     loaded = stream.require_runs(results_dir)
     path = baseline_path(root, baseline_file)
     missing_baseline = not path.exists() and not path.is_symlink()
@@ -61,4 +63,4 @@ def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k
     outcomes = (outcome for runs in loaded.values() for outcome in runs.outcomes())
     return gate.compare(baseline, states, task_results, k=shown_k, agent=agent,
                         calibration=tuple(warnings), notes=notes,
-                        broken=gate.setup_broken(outcomes))
+                        broken=gate.setup_broken(outcomes), rules=rules)

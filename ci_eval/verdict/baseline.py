@@ -1,12 +1,15 @@
 """baseline.json: the data model, strict loading (schema + consistency) and atomic saving.
 
-    {"schema_version": 2, "agent": "claude-code",
+    {"schema_version": 3, "agent": "claude-code",
      "tasks": {"task-001-x": {"passes": 4, "runs": 5, "pass_rate": 0.8, "avg_tokens": 5120.0,
                               "avg_wall_seconds": 41.3, "recorded": "2026-03-02",
                               "prompt_hash": "sha256:…", "aspirational": false,
                               "observations": [{"recorded": "2026-02-01", "passes": 5, "runs": 5},
                                                {"recorded": "2026-03-02", "passes": 4, "runs": 5},
-                                               {"recorded": "2026-04-01", "passes": 2, "runs": 5}]}}}
+                                               {"recorded": "2026-04-01", "passes": 2, "runs": 5}],
+                              "distributions": {"tokens": {"n": 5, "mean": 5120.0, "sd": 810.2,
+                                                           "log_mean": 8.53, "log_sd": 0.16},
+                                                "cost_usd": {...}, "wall_seconds": {...}}}}}
 
 Two separate things per task:
 - the gate value (passes, runs, pass_rate, recorded, ...): what `compare` gates against;
@@ -15,9 +18,16 @@ Two separate things per task:
   its gate stays, but the measurement is recorded). Calibration reads observations, so a drop
   that the gate refused to follow is still seen by the "3 consecutive snapshots" rule.
 
+- `distributions` (version 3): per results field (tokens, cost_usd, wall_seconds) the per-run
+  distribution of the gate value's valid runs (n, mean, sd, and the mean and sd of the logs):
+  what the cost / tokens / wall gate tests against (verdict/axes.py). Fields the agent never
+  reported are left out.
+
 Version 1 files (`snapshots`, each one an update that also became the gate, the last one the
-entry itself) are read as version 2: their snapshots are the observations. Any write produces
-version 2; a ci-eval that only knows version 1 refuses such a file ("newer than supported").
+entry itself) are read as version 2: their snapshots are the observations. Version 2 files
+(no distributions) are read as they are: their cost, tokens and wall are "unknown" to the gate
+until the next `baseline update`. Any write produces version 3; a ci-eval that only knows an
+older version refuses such a file ("newer than supported").
 
 Rates are exact: the gate uses Fraction(passes, runs); `pass_rate` is for people reading the file.
 Only `ci-eval baseline update` writes the file (see ci_eval/commands/baseline.py; the GC drops
@@ -28,6 +38,7 @@ archived tasks' entries); the decisions about what an update changes are pure an
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
@@ -35,11 +46,13 @@ from pathlib import Path
 from ci_eval import strict_json
 from ci_eval.errors import UserError
 from ci_eval.output import write_atomic
+from ci_eval.results.stats import Distribution
 from ci_eval.tasks import schema
 
 BASELINE_FILE = "baseline.json"
-SCHEMA_VERSION = 2  # the newest format this version reads and writes (and the one it writes)
-READABLE_VERSIONS = (1, 2)  # 1: `snapshots` (every update also moved the gate); 2: `observations`
+SCHEMA_VERSION = 3  # the newest format this version reads and writes (and the one it writes)
+# 1: `snapshots` (every update also moved the gate); 2: `observations`; 3: + `distributions`
+READABLE_VERSIONS = (1, 2, 3)
 MAX_BASELINE_BYTES = 64 * 1024 * 1024
 MAX_SNAPSHOTS = 10  # observations kept per task; calibration needs the last 3
 # The gate's false-alarm and detection figures (docs/gate.md) assume baselines from >= 40 runs.
@@ -47,9 +60,10 @@ RECOMMENDED_RUNS = 40
 RECORD_THRESHOLD = Fraction(3, 5)  # a baseline below this is aspirational (not gated)
 
 
-def meets_record_threshold(rate: Fraction) -> bool:
-    """A baseline is recorded (gated) only at >= 0.60; below, the task stays aspirational."""
-    return Fraction(rate) >= RECORD_THRESHOLD
+def meets_record_threshold(rate: Fraction, threshold: Fraction = RECORD_THRESHOLD) -> bool:
+    """A baseline is recorded (gated) only at >= 0.60 (ci-eval.yaml's gate.min_baseline_rate);
+    below, the task stays aspirational."""
+    return Fraction(rate) >= Fraction(threshold)
 
 
 @dataclass(frozen=True)
@@ -79,6 +93,7 @@ class BaselineEntry:
     avg_wall_seconds: float | None = None
     aspirational: bool = False  # recorded below the threshold: reported, never gated
     observations: tuple[Snapshot, ...] = ()  # every update's measurement, oldest first
+    distributions: Mapping[str, Distribution] = field(default_factory=dict)  # per results field
 
     @property
     def pass_rate(self) -> Fraction:
@@ -107,6 +122,8 @@ class BaselineEntry:
             "prompt_hash": self.prompt_hash,
             "aspirational": self.aspirational,
             "observations": [s.to_json() for s in self.history],
+            "distributions": {name: self.distributions[name].to_json()
+                              for name in sorted(self.distributions)},
         }
 
 
@@ -158,6 +175,8 @@ def updated_entry(
     avg_tokens: float | None,
     avg_wall_seconds: float | None,
     allow_below_threshold: bool,
+    distributions: Mapping[str, Distribution] | None = None,
+    threshold: Fraction = RECORD_THRESHOLD,
 ) -> EntryChange:
     """What `baseline update` does with one task's new evidence.
 
@@ -172,8 +191,7 @@ def updated_entry(
     changed: they were about another wording, so they restart.
     """
     rate = Fraction(passes, runs)
-    below = not meets_record_threshold(rate)
-    threshold = RECORD_THRESHOLD
+    below = not meets_record_threshold(rate, threshold)
     shown = f"{passes}/{runs} = {float(rate):.2f}"
     if below and not allow_below_threshold and old is not None and not old.aspirational:
         stored = old
@@ -208,6 +226,7 @@ def updated_entry(
         avg_wall_seconds=avg_wall_seconds,
         aspirational=aspirational,
         observations=history,
+        distributions=dict(distributions or {}),
     )
     if aspirational:
         notes.append(f"below {float(threshold):.2f}: aspirational, not gated")
@@ -265,7 +284,7 @@ def load_baseline(path: Path) -> Baseline:
 
 
 def parse_baseline(data: object, path: object = BASELINE_FILE) -> Baseline:
-    """Validate parsed baseline.json (version 1 or 2) into a Baseline; UserError naming the
+    """Validate parsed baseline.json (version 1, 2 or 3) into a Baseline; UserError naming the
     field. Version 1 is migrated on the way in (see the module docstring)."""
     version = None
     if isinstance(data, dict):
@@ -290,6 +309,9 @@ def parse_baseline(data: object, path: object = BASELINE_FILE) -> Baseline:
         if other in raw:
             raise UserError(f"unknown field in a schema_version {version} file (expected "
                             f"{own!r})", path=path, field=f"{where}.{other}")
+        if "distributions" in raw and version < 3:
+            raise UserError(f"unknown field in a schema_version {version} file (distributions "
+                            "came with version 3)", path=path, field=f"{where}.distributions")
         if raw["passes"] > raw["runs"]:
             raise UserError(f"{raw['passes']} passes is more than {raw['runs']} runs",
                             path=path, field=f"{where}.passes")
@@ -314,6 +336,8 @@ def parse_baseline(data: object, path: object = BASELINE_FILE) -> Baseline:
             avg_wall_seconds=raw.get("avg_wall_seconds"),
             aspirational=raw.get("aspirational", False),
             observations=tuple(observations),
+            distributions={name: Distribution(**value)
+                           for name, value in raw.get("distributions", {}).items()},
         )
         entries[task] = migrated_v1_entry(entry) if version == 1 else entry
     return Baseline(agent=data["agent"], entries=entries)

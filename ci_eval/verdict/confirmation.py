@@ -99,6 +99,7 @@ def next_step(
     stages: tuple[int, ...] = DEFAULT_STAGES,
     *,
     recorded_runs: int | None = None,
+    regression_threshold: Fraction = REGRESSION_DROP,
 ) -> Step:
     """The decision for a gated task with `passes` of `runs` valid runs (pooled over every stage
     so far), as the module docstring lists it. baseline_rate None (no baseline / aspirational)
@@ -117,7 +118,7 @@ def next_step(
     last = stages[-1]
     if runs >= last or recorded >= last:
         return Step(0, "last-stage")
-    threshold = Fraction(baseline_rate) - REGRESSION_DROP
+    threshold = Fraction(baseline_rate) - regression_threshold
     if Fraction(passes + last - runs, last) < threshold:
         return Step(0, "decided")  # even all-pass to the last stage stays a breach
     if Fraction(passes, last) >= threshold:
@@ -139,7 +140,10 @@ def runs_to_add(
     stages: tuple[int, ...] = DEFAULT_STAGES,
     *,
     recorded_runs: int | None = None,
+    regression_threshold: Fraction = REGRESSION_DROP,
 ) -> int:
     """How many more runs the task needs before its verdict; 0 = the verdict is final (apply
-    `gate.rate_status(baseline_rate, passes, runs)` to all runs)."""
-    return next_step(baseline_rate, passes, runs, stages, recorded_runs=recorded_runs).runs_to_add
+    `gate.rate_status(baseline_rate, passes, runs)` to all runs). regression_threshold:
+    ci-eval.yaml's gate.regression_threshold (T = baseline - it)."""
+    return next_step(baseline_rate, passes, runs, stages, recorded_runs=recorded_runs,
+                     regression_threshold=regression_threshold).runs_to_add

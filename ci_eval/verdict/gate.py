@@ -2,7 +2,13 @@
 
 The rule (exact fractions, never floats): a task regresses when its pass rate over all its valid
 runs is more than 0.30 below its baseline. 0.80 -> 0.50 is a drop of exactly 0.30 and passes;
-8/10 -> 5/10 too. A rise of more than 0.30 is "improved".
+8/10 -> 5/10 too. A rise of more than 0.30 is "improved". 0.30 is the default of ci-eval.yaml's
+gate.regression_threshold, and 0.60, the rate below which a baseline is not gated, of
+gate.min_baseline_rate (verdict/rules.py): `compare` takes them as GateRules.
+
+Besides the pass rate, each task's cost, tokens and wall time are judged against the baseline's
+per-run distributions (verdict/axes.py): TaskVerdict.axes. A regressed axis fails the gate
+only when its rule says `fail: true`, and only for a gated task.
 
 Statuses, in the order reports list them:
   regressed       gated, rate dropped more than 0.30 below the baseline          -> fails
@@ -26,10 +32,11 @@ from ci_eval.errors import UserError
 from ci_eval.results import stats
 from ci_eval.results.summary import TaskSummary
 from ci_eval.tasks.model import other_prompts, short_hash
-from ci_eval.verdict.baseline import RECORD_THRESHOLD, Baseline, BaselineEntry
+from ci_eval.verdict.axes import AxisVerdict, axis_statuses, unknown_axes
+from ci_eval.verdict.baseline import Baseline, BaselineEntry
+from ci_eval.verdict.rules import DEFAULT_REGRESSION_THRESHOLD, DEFAULT_RULES, GateRules
 
-REGRESSION_DROP = Fraction(3, 10)
-IMPROVEMENT_RISE = Fraction(3, 10)
+REGRESSION_DROP = DEFAULT_REGRESSION_THRESHOLD  # the shipped default (gate.regression_threshold)
 
 STATUSES = (
     "regressed",
@@ -47,31 +54,44 @@ FAILING_STATUSES = frozenset({"regressed", "inconclusive", "prompt-changed"})
 # --- the rule ---------------------------------------------------------------------------------
 
 
-def is_regression(baseline_rate: Fraction, current_rate: Fraction) -> bool:
-    """True when the rate dropped MORE than 0.30 below the baseline (exactly 0.30 passes)."""
-    return Fraction(baseline_rate) - Fraction(current_rate) > REGRESSION_DROP
+def is_regression(baseline_rate: Fraction, current_rate: Fraction,
+                  threshold: Fraction = REGRESSION_DROP) -> bool:
+    """True when the rate dropped MORE than the threshold (0.30) below the baseline (exactly
+    the threshold passes)."""
+    return Fraction(baseline_rate) - Fraction(current_rate) > threshold
 
 
-def is_improvement(baseline_rate: Fraction, current_rate: Fraction) -> bool:
-    return Fraction(current_rate) - Fraction(baseline_rate) > IMPROVEMENT_RISE
+def is_improvement(baseline_rate: Fraction, current_rate: Fraction,
+                   threshold: Fraction = REGRESSION_DROP) -> bool:
+    """True when the rate rose MORE than the threshold: the rule the other way round."""
+    return Fraction(current_rate) - Fraction(baseline_rate) > threshold
 
 
-def rate_status(baseline_rate: Fraction, passes: int, runs: int) -> str:
+def rate_status(baseline_rate: Fraction, passes: int, runs: int,
+                threshold: Fraction = REGRESSION_DROP) -> str:
     """"regressed" | "improved" | "unchanged" for passes/runs (runs >= 1) against a baseline."""
     rate = Fraction(passes, runs)
-    if is_regression(baseline_rate, rate):
+    if is_regression(baseline_rate, rate, threshold):
         return "regressed"
-    if is_improvement(baseline_rate, rate):
+    if is_improvement(baseline_rate, rate, threshold):
         return "improved"
     return "unchanged"
 
 
-def gated_baseline_rate(entry: BaselineEntry | None, *, aspirational: bool = False) -> Fraction | None:
+def gated_baseline_rate(entry: BaselineEntry | None, *, aspirational: bool = False,
+                        rules: GateRules = DEFAULT_RULES) -> Fraction | None:
     """The rate a task is gated against, or None when it is not gated (no entry, an aspirational
-    entry, or `aspirational` in its metadata). What confirmation.runs_to_add takes."""
-    if entry is None or entry.aspirational or aspirational:
+    entry, an entry below rules.min_baseline_rate, or `aspirational` in its metadata). What
+    confirmation.runs_to_add takes."""
+    if entry is None or aspirational or not is_gated_entry(entry, rules):
         return None
     return entry.pass_rate
+
+
+def is_gated_entry(entry: BaselineEntry, rules: GateRules = DEFAULT_RULES) -> bool:
+    """An entry gates unless it was recorded as aspirational or its rate is below
+    min_baseline_rate (a threshold raised in ci-eval.yaml applies without a new baseline)."""
+    return not entry.aspirational and entry.pass_rate >= rules.min_baseline_rate
 
 
 def check_agents(baseline_agent: str | None, agent: str | None, *, allow_mismatch: bool,
@@ -129,6 +149,7 @@ class TaskVerdict:
     rubric_score: float | None = None  # their mean score
     rubric_tripped: tuple[tuple[str, int], ...] = ()  # failed criterion -> runs, most first
     rubric_auto_fail: tuple[tuple[str, int], ...] = ()  # tripped auto-fail gate -> runs
+    axes: tuple[AxisVerdict, ...] = ()  # cost, tokens, wall against the baseline
 
     @property
     def baseline_rate(self) -> Fraction | None:
@@ -158,8 +179,16 @@ class TaskVerdict:
         return _diff(self.wall_seconds, self.baseline_wall_seconds)
 
     @property
+    def failing_axes(self) -> tuple[AxisVerdict, ...]:
+        """Regressed axes whose rule fails the check (gated tasks only)."""
+        return tuple(a for a in self.axes if a.fails) if self.gated else ()
+
+    @property
     def fails_gate(self) -> bool:
-        return self.gated and self.status in FAILING_STATUSES
+        return self.gated and (self.status in FAILING_STATUSES or bool(self.failing_axes))
+
+    def axis(self, name: str) -> AxisVerdict | None:
+        return next((a for a in self.axes if a.axis == name), None)
 
 
 def _diff(current: float | None, base: float | None) -> float | None:
@@ -175,6 +204,7 @@ class Verdict:
     calibration: tuple = ()  # calibration.CalibrationWarning, reported alongside
     notes: tuple[str, ...] = field(default=())
     setup_broken: str | None = None  # every run failed the same way: the agent never worked
+    rules: GateRules = DEFAULT_RULES
 
     @property
     def failed(self) -> tuple[TaskVerdict, ...]:
@@ -203,6 +233,7 @@ def classify(
     entry: BaselineEntry | None,
     state: TaskState | None,
     result: TaskResult | None,
+    rules: GateRules = DEFAULT_RULES,
 ) -> TaskVerdict:
     """The status of one task. entry: its baseline entry; state: its folder in tasks/ (None when
     there is none); result: its results (None when there are none)."""
@@ -219,8 +250,16 @@ def classify(
                    "wall_seconds": s.mean_wall_seconds, "why": _why(s),
                    "rubric_runs": s.rubric_runs, "rubric_score": s.mean_rubric_score,
                    "rubric_tripped": s.rubric_tripped, "rubric_auto_fail": s.rubric_auto_fail}
-    aspirational = bool(state and state.aspirational) or bool(entry and entry.aspirational)
+    aspirational = bool(state and state.aspirational) or bool(
+        entry and not is_gated_entry(entry, rules))
     gated = entry is not None and not aspirational
+    if entry is None or result is None:
+        axes = ()
+    elif _changed_prompt(entry, state, result):
+        axes = unknown_axes(rules.axes, "another prompt than the baseline's")
+    else:
+        axes = axis_statuses(rules.axes, entry.distributions, result.summary.distributions)
+    base["axes"] = axes
     notes = []
     if state is None and result is not None:
         notes.append("not in tasks/")
@@ -243,17 +282,19 @@ def classify(
         if state is None:
             return verdict("missing", "baseline entry, but no task folder and no results")
         if aspirational:
-            return verdict("aspirational", _why_aspirational(state, entry), "no results")
+            return verdict("aspirational", _why_aspirational(state, entry, rules), "no results")
         return verdict("inconclusive", "no results")
     summary = result.summary
     error_note = f"{summary.errors} errored run(s)" if summary.errors else ""
     if aspirational:
-        return verdict("aspirational", _why_aspirational(state, entry), *filter(None, [error_note]))
+        return verdict("aspirational", _why_aspirational(state, entry, rules),
+                       *filter(None, [error_note]))
     if summary.runs == 0 or summary.inconclusive:
         return verdict("inconclusive",
                        f"{summary.runs} valid run(s) of {summary.requested}",
                        *filter(None, [error_note]))
-    status = rate_status(entry.pass_rate, summary.passes, summary.runs)
+    status = rate_status(entry.pass_rate, summary.passes, summary.runs,
+                         rules.regression_threshold)
     return verdict(status, *filter(None, [error_note]))
 
 
@@ -282,10 +323,12 @@ def setup_broken(outcomes: Iterable[tuple[str, bool, object]]) -> str | None:
     return next(iter(reasons)) or "no reason given" if count >= 2 and reasons else None
 
 
-def _why_aspirational(state: TaskState | None, entry: BaselineEntry) -> str:
+def _why_aspirational(state: TaskState | None, entry: BaselineEntry, rules: GateRules) -> str:
     if state is not None and state.aspirational:
         return "aspirational (metadata)"
-    return f"aspirational (recorded below {float(RECORD_THRESHOLD):.2f})"
+    if entry.aspirational:
+        return f"aspirational (recorded below {float(rules.min_baseline_rate):.2f})"
+    return f"aspirational (below gate.min_baseline_rate {float(rules.min_baseline_rate):.2f})"
 
 
 def _changed_prompt(entry: BaselineEntry, state: TaskState | None,
@@ -311,12 +354,14 @@ def compare(
     calibration: tuple = (),
     notes: tuple[str, ...] = (),
     broken: str | None = None,
+    rules: GateRules = DEFAULT_RULES,
 ) -> Verdict:
     """Every task that has a baseline entry, a folder in tasks/ or results, classified; renamed
     tasks (a new task and a missing entry sharing the number or the prompt) are marked on both."""
     ids = sorted(set(baseline.entries) | set(tasks) | set(results))
     verdicts = {
-        task: classify(task, baseline.entries.get(task), tasks.get(task), results.get(task))
+        task: classify(task, baseline.entries.get(task), tasks.get(task), results.get(task),
+                       rules)
         for task in ids
     }
     for old, new in _renames(baseline, tasks, verdicts):
@@ -331,6 +376,7 @@ def compare(
         calibration=tuple(calibration),
         notes=tuple(notes),
         setup_broken=broken,
+        rules=rules,
     )
 
 

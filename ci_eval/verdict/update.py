@@ -5,6 +5,7 @@ The decision per task is verdict/baseline.updated_entry's; this module loads and
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 from ci_eval.errors import UserError
@@ -15,6 +16,7 @@ from ci_eval.tasks.model import other_prompts
 from ci_eval.verdict import gate
 from ci_eval.verdict.baseline import (
     RECOMMENDED_RUNS,
+    RECORD_THRESHOLD,
     Baseline,
     baseline_path,
     load_baseline,
@@ -33,10 +35,11 @@ class BaselineUpdate:
 def update_baseline(root: Path, tasks: list[str], *, every: bool, results_dir: Path,
                     baseline_file: str | None, recorded: str, k: int | None = None,
                     allow_below_threshold: bool = False,
-                    allow_agent_mismatch: bool = False) -> BaselineUpdate:
+                    allow_agent_mismatch: bool = False,
+                    min_baseline_rate: Fraction = RECORD_THRESHOLD) -> BaselineUpdate:
     """Record the named tasks (or, with `every`, each task that has results) from results_dir
     into the baseline file, dated `recorded`. Bad input is a UserError naming file and field;
-    nothing is written then."""
+    nothing is written then. min_baseline_rate: ci-eval.yaml's gate.min_baseline_rate."""
     if every == bool(tasks):
         raise UserError("name the tasks to record, or pass --all (not both)", field="TASK")
     all_tasks = load_tasks(root)
@@ -84,6 +87,8 @@ def update_baseline(root: Path, tasks: list[str], *, every: bool, results_dir: P
                 avg_tokens=summary.mean_tokens,
                 avg_wall_seconds=summary.mean_wall_seconds,
                 allow_below_threshold=allow_below_threshold,
+                distributions=summary.distributions,
+                threshold=min_baseline_rate,
             )
             action, message = change.action, change.message
             if change.stored is not None:

@@ -1,0 +1,249 @@
+"""The configurable gate and the cost / tokens / wall axes: `gate:` in ci-eval.yaml, the axis
+decision (pure), and the real CLI end to end (baseline update -> compare)."""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+
+import pytest
+from test_compare_cli import write_task
+
+from ci_eval.agents.config import parse_config
+from ci_eval.errors import UserError
+from ci_eval.results import stats
+from ci_eval.verdict import axes
+from ci_eval.verdict.rules import DEFAULT_RULES, AxisRule
+
+# --- the statistics -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("t", "df", "expected"), [
+    (2.0, 5, 0.050969739),  # Student's t tables
+    (2.015, 5, 0.0500031),
+    (3.5, 43, 0.000548349),
+    (10.0, 2, 0.5 * (1 - 10 / math.sqrt(102))),  # closed form for df = 2
+    (2.1, 1, 0.5 - math.atan(2.1) / math.pi),  # Cauchy
+    (0.0, 7, 0.5),
+    (-1.0, 10, 0.829553434),
+])
+def test_student_t_tail(t, df, expected):
+    assert stats.student_t_sf(t, df) == pytest.approx(expected, rel=1e-4)
+
+
+def test_distribution_of_values():
+    d = stats.distribution([100.0, 200.0, 400.0])
+    assert d.n == 3 and d.mean == pytest.approx(700 / 3)
+    assert d.log_mean == pytest.approx(math.log(200.0))  # the geometric mean is 200
+    assert d.log_sd == pytest.approx(math.log(2.0))
+    assert stats.distribution([]) is None
+    zero = stats.distribution([0.0, 0.0])  # $0 runs: counted at the floor, not -inf
+    assert zero.log_mean == math.log(stats.LOG_FLOOR) and zero.log_sd == 0.0
+
+
+def test_pooled_log_t():
+    base = stats.Distribution(40, 0, 0, math.log(1000), 0.3)
+    now = stats.Distribution(5, 0, 0, math.log(3000), 0.3)
+    t, p = stats.log_ratio_test(base, now)
+    assert t == pytest.approx(math.log(3) / (0.3 * math.sqrt(1 / 40 + 1 / 5)))
+    assert p == pytest.approx(stats.student_t_sf(t, 43))
+    same = stats.Distribution(5, 0, 0, math.log(1000), 0.3)
+    assert stats.log_ratio_test(base, same) == (0.0, 0.5)
+    flat = stats.Distribution(40, 0, 0, math.log(1000), 0.0)  # identical runs on both sides
+    assert stats.log_ratio_test(flat, stats.Distribution(5, 0, 0, math.log(2000), 0.0)) == (
+        math.inf, 0.0)
+
+
+# --- the axis decision (pure) -------------------------------------------------------------------
+
+RULE = AxisRule()  # > x1.5, report only
+
+
+def dist(geo_mean, log_sd=0.3, n=40):
+    return stats.Distribution(n, geo_mean, 0.0, math.log(geo_mean), log_sd)
+
+
+def test_three_times_the_tokens_regresses_and_fails_only_when_configured():
+    verdict = axes.axis_status("tokens", RULE, dist(1000), dist(3000, n=5))
+    assert verdict.status == "regressed" and verdict.ratio == pytest.approx(3.0)
+    assert verdict.p_rise < axes.ALPHA and not verdict.fails
+    assert "tokens ×3.00" in verdict.evidence and "over 5 runs vs 1000 over 40" in verdict.evidence
+    assert axes.axis_status("tokens", AxisRule(fail=True), dist(1000), dist(3000, n=5)).fails
+
+
+def test_a_rise_below_the_ratio_is_unchanged_however_certain():
+    certain = axes.axis_status("cost", RULE, dist(1.0, 0.01), dist(1.4, 0.01, n=5))
+    assert certain.p_rise < 1e-9 and certain.status == "unchanged"
+    assert axes.axis_status("cost", AxisRule(max_increase=Fraction(1, 4)), dist(1.0, 0.01),
+                            dist(1.4, 0.01, n=5)).status == "regressed"
+
+
+def test_a_noisy_rise_beyond_the_ratio_is_not_evidence():
+    noisy = axes.axis_status("wall", RULE, dist(10, 1.5), dist(20, 1.5, n=5))
+    assert noisy.ratio == pytest.approx(2.0) and noisy.p_rise > axes.ALPHA
+    assert noisy.status == "unchanged"
+
+
+def test_improved_and_unknown():
+    assert axes.axis_status("wall", RULE, dist(30), dist(10, n=5)).status == "improved"
+    assert axes.axis_status("wall", RULE, None, dist(10, n=5)).status == "unknown"
+    assert axes.axis_status("wall", RULE, dist(10), None).status == "unknown"
+    one_each = axes.axis_status("wall", RULE, dist(10, n=1), dist(30, n=1))
+    assert one_each.status == "unknown" and "too few" in one_each.why_unknown
+    data = axes.axis_status("cost", RULE, dist(1.0), dist(3.0, n=5)).to_json()
+    assert data["status"] == "regressed" and data["baseline"]["n"] == 40
+    assert data["max_increase"] == "1/2" and data["fail"] is False
+
+
+# --- gate: in ci-eval.yaml ----------------------------------------------------------------------
+
+
+def test_gate_section_defaults_and_exact_values():
+    assert parse_config({}).gate == DEFAULT_RULES
+    rules = parse_config({"gate": {"regression_threshold": 0.1, "min_baseline_rate": 0.7,
+                                   "tokens": {"max_increase": 2, "fail": True}}}).gate
+    assert rules.regression_threshold == Fraction(1, 10)  # the decimal written, not the float
+    assert rules.min_baseline_rate == Fraction(7, 10)
+    assert rules.axes["tokens"] == AxisRule(Fraction(2), True)
+    assert rules.axes["cost"] == AxisRule() and rules.axes["wall"] == AxisRule()
+    assert "regression = drop of more than 0.10 (exact)" in rules.describe()
+    assert "tokens > ×3 fails" in rules.describe() and "cost > ×1.5 reported" in rules.describe()
+
+
+@pytest.mark.parametrize(("gate", "field", "needle"), [
+    ("[1]", "gate", "expected a mapping"),
+    ("{regresion_threshold: 0.1}", "gate.regresion_threshold", "did you mean 'regression_threshold'"),
+    ("{regression_threshold: 1}", "gate.regression_threshold", "expected a number >= 0 and < 1"),
+    ("{regression_threshold: -0.1}", "gate.regression_threshold", "got -0.1"),
+    ("{regression_threshold: '0.3'}", "gate.regression_threshold", "expected a number"),
+    ("{min_baseline_rate: 1.5}", "gate.min_baseline_rate", "expected a number >= 0 and <= 1"),
+    ("{min_baseline_rate: true}", "gate.min_baseline_rate", "got true"),
+    ("{cost: 0.5}", "gate.cost", "expected a mapping (max_increase, fail)"),
+    ("{tokens: {max_increase: 0}}", "gate.tokens.max_increase", "expected a number > 0"),
+    ("{wall: {max_increase: .inf}}", "gate.wall.max_increase", "expected a number > 0"),
+    ("{wall: {fail: 'yes'}}", "gate.wall.fail", "expected true or false"),
+    ("{wall: {fails: true}}", "gate.wall.fails", "did you mean 'fail'"),
+    ("{latency: {fail: true}}", "gate.latency", "unknown key"),
+])
+def test_bad_gate_section_is_one_line_naming_file_and_field(tmp_path, cli, assert_bad_input,
+                                                            gate, field, needle):
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "ci-eval.yaml").write_text(f"gate: {gate}\n")
+    with pytest.raises(UserError) as caught:
+        from ci_eval.agents.config import load_config
+
+        load_config(tmp_path)
+    assert caught.value.field == field and needle in str(caught.value)
+    # and through the CLI: compare reads it before anything else
+    assert_bad_input(cli("compare", "--root", tmp_path), "ci-eval.yaml", field, needle)
+
+
+# --- the real CLI: baseline update, then compare ----------------------------------------------
+
+
+def write_runs(root, task, outcomes, *, tokens, cost, wall, folder="results"):
+    """Runs with per-run usage jittered by +-10% (so the distributions have a spread)."""
+    out = root / folder
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / f"{task}.jsonl", "w") as handle:
+        for run, outcome in enumerate(outcomes, start=1):
+            jitter = 1 + 0.1 * math.sin(run * 2.3)
+            handle.write(json.dumps({
+                "run": run, "task": task, "status": "pass" if outcome == "p" else "fail",
+                "passed": outcome == "p", "agent": "ref", "k": len(outcomes),
+                "tokens": round(tokens * jitter), "cost_usd": cost * jitter,
+                "wall_seconds": wall * jitter}) + "\n")
+
+
+@pytest.fixture
+def recorded(tmp_path, cli):
+    """A repo whose baseline (schema 3) was recorded by `baseline update` from 40 runs."""
+    root = tmp_path / "repo"
+    write_task(root, "task-001-a")
+    write_runs(root, "task-001-a", "p" * 40, tokens=4000, cost=0.02, wall=30.0)
+    done = cli("baseline", "update", "--all", "--date", "2026-02-01", cwd=root)
+    assert done.returncode == 0, done.stderr
+    data = json.loads((root / "baseline.json").read_text())
+    assert data["schema_version"] == 3
+    assert data["tasks"]["task-001-a"]["distributions"]["tokens"]["n"] == 40
+    return root
+
+
+def compare_json(cli, root, *extra):
+    result = cli("compare", "--json", *extra, cwd=root)
+    assert result.returncode in (0, 1), result.stderr
+    return result.returncode, json.loads(result.stdout)
+
+
+def test_same_pass_rate_at_three_times_tokens_and_cost_is_flagged(recorded, cli):
+    write_runs(recorded, "task-001-a", "ppppp", tokens=12000, cost=0.06, wall=30.0)
+    code, data = compare_json(cli, recorded)
+    task = data["tasks"][0]
+    assert task["status"] == "unchanged" and task["fails_gate"] is False and code == 0
+    assert task["axes"]["tokens"]["status"] == "regressed"
+    assert task["axes"]["cost"]["status"] == "regressed"
+    assert task["axes"]["wall"]["status"] == "unchanged"
+    assert task["axes"]["tokens"]["ratio"] == pytest.approx(3.0, rel=0.05)
+    assert "p = " in task["axes"]["cost"]["evidence"]
+    markdown = cli("compare", "--format", "markdown", cwd=recorded).stdout
+    assert "2 cost/tokens/wall regression(s)" in markdown
+    changed = markdown.split("<details>")[0]
+    # beside the pass rate (the runs' jitter makes the ratio 2.98)
+    assert "| task-001-a | unchanged | 1.00 (40/40) | 1.00 (5/5) | ±0.00 | cost ×2.98 regressed, " \
+           "tokens ×2.98 regressed |" in changed
+    assert "cost > ×1.5 reported, tokens > ×1.5 reported, wall > ×1.5 reported" in markdown
+
+    (recorded / "ci-eval.yaml").write_text("gate:\n  tokens: {max_increase: 0.5, fail: true}\n")
+    code, data = compare_json(cli, recorded)
+    task = data["tasks"][0]
+    assert code == 1 and data["passed"] is False and task["fails_gate"] is True
+    assert task["axes"]["tokens"]["fails_gate"] and not task["axes"]["cost"]["fails_gate"]
+    table = cli("compare", cwd=recorded)
+    assert table.returncode == 1 and "tokens ×2.98 regressed (fails)" in table.stdout
+    assert "tokens > ×1.5 fails" in table.stdout
+
+
+def test_same_usage_is_unchanged_and_a_version_2_baseline_unknown(recorded, cli):
+    write_runs(recorded, "task-001-a", "ppppp", tokens=4000, cost=0.02, wall=30.0)
+    code, data = compare_json(cli, recorded)
+    assert code == 0 and {a["status"] for a in data["tasks"][0]["axes"].values()} == {"unchanged"}
+    old = json.loads((recorded / "baseline.json").read_text())
+    old["schema_version"] = 2
+    del old["tasks"]["task-001-a"]["distributions"]
+    (recorded / "baseline.json").write_text(json.dumps(old))
+    write_runs(recorded, "task-001-a", "ppppp", tokens=12000, cost=0.06, wall=90.0)
+    code, data = compare_json(cli, recorded)
+    assert code == 0 and {a["status"] for a in data["tasks"][0]["axes"].values()} == {"unknown"}
+    assert "no per-run distribution" in data["tasks"][0]["axes"]["cost"]["evidence"]
+
+
+def test_ten_of_ten_to_eight_of_ten_regresses_only_at_threshold_0_10(tmp_path, cli):
+    root = tmp_path / "repo"
+    write_task(root, "task-001-a")
+    write_runs(root, "task-001-a", "p" * 10, tokens=4000, cost=0.02, wall=30.0)
+    assert cli("baseline", "update", "--all", cwd=root).returncode == 0
+    write_runs(root, "task-001-a", "p" * 8 + "ff", tokens=4000, cost=0.02, wall=30.0)
+    code, data = compare_json(cli, root)
+    assert code == 0 and data["tasks"][0]["status"] == "unchanged"  # a drop of 0.2 <= 0.30
+    (root / "ci-eval.yaml").write_text("gate:\n  regression_threshold: 0.10\n")
+    code, data = compare_json(cli, root)
+    assert code == 1 and data["tasks"][0]["status"] == "regressed"
+    assert data["rule"]["regression_threshold"] == "1/10"
+    markdown = cli("compare", "--format", "markdown", cwd=root).stdout
+    assert "regression = drop of more than 0.10 (exact)" in markdown
+    # exactly the threshold passes: 10/10 -> 9/10 is a drop of exactly 0.10
+    write_runs(root, "task-001-a", "p" * 9 + "f", tokens=4000, cost=0.02, wall=30.0)
+    assert compare_json(cli, root)[1]["tasks"][0]["status"] == "unchanged"
+
+
+def test_min_baseline_rate_decides_what_is_gated(tmp_path, cli):
+    root = tmp_path / "repo"
+    write_task(root, "task-001-a")
+    (root / "ci-eval.yaml").write_text("gate:\n  min_baseline_rate: 0.9\n")
+    write_runs(root, "task-001-a", "p" * 8 + "ff", tokens=4000, cost=0.02, wall=30.0)
+    update = cli("baseline", "update", "--all", cwd=root)
+    assert "below 0.90: aspirational, not gated" in update.stdout
+    write_runs(root, "task-001-a", "fffff", tokens=4000, cost=0.02, wall=30.0)
+    code, data = compare_json(cli, root)
+    assert code == 0 and data["tasks"][0]["status"] == "aspirational"
