@@ -107,7 +107,7 @@ def test_json():
     assert data["tasks"][3]["current"] is None
     assert data["rule"] == {
         "regression_drop": "3/10", "strict": True, "regression_threshold": "3/10",
-        "min_baseline_rate": "3/5", "axis_alpha": 0.001,
+        "min_baseline_rate": "3/5", "axis_alpha": 0.0003,
         "axes": {axis: {"max_increase": "1/2", "fail": False} for axis in ("cost", "tokens", "wall")}}
     assert data["calibration"][0]["direction"] == "too loose"
 

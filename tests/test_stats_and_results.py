@@ -223,9 +223,11 @@ def test_summary_every_field_of_a_mixed_task():
         "inconclusive": True,
         # valid runs only (the errored run's nothing), cost left out: no run reported one
         "distributions": {"tokens": {"n": 2, "mean": 20.0, "sd": 14.1421, "log_mean": 2.85189,
-                                     "log_sd": 0.776836},
+                                     "log_sd": 0.776836, "values": [10.0, 30.0]},
                           "wall_seconds": {"n": 5, "mean": 3.8, "sd": 3.11448,
-                                           "log_mean": 1.07506, "log_sd": 0.815213}},
+                                           "log_mean": 1.07506, "log_sd": 0.815213,
+                                           "values": [1.0, 2.0, 3.0, 4.0, 9.0]}},
+        "total_tokens": 40, "total_wall_seconds": 19.0,
     }
 
 

@@ -8,7 +8,8 @@ A summary (schema: `ci-eval schema run-summary`):
      "commit": "0123abcd…" | null, "agent": "claude" | null, "ci_eval_version": "0.1.0",
      "ci_run": {"id": 123, "attempt": 1, "url": "https://…", "ref": "main"},      (optional)
      "tasks": {"task-001-x": {"runs": 5, "passes": 5, "errors": 0, "requested": 5,
-                              "status": "pass", "gate": "unchanged"}}}           (gate optional)
+                              "status": "pass", "gate": "unchanged",          (gate optional)
+                              "tokens": 24100, "cost_usd": 0.41, "wall_seconds": 212.5}}}
 
 Per task: `runs` valid runs (errors excluded, timeouts count as fails), `passes`, `errors`,
 `requested` (valid runs asked, see results/summary.py) and `status`, which follows from them:
@@ -16,7 +17,9 @@ Per task: `runs` valid runs (errors excluded, timeouts count as fails), `passes`
   fail          at least one valid run failed
   inconclusive  no failure, but fewer valid runs than asked (errored runs)
 `gate` is the gate's status for the task in that run when the summary was written with a verdict
-(report mode); absent otherwise.
+(report mode); absent otherwise. `tokens`, `cost_usd`, `wall_seconds` (optional): the totals
+over the task's runs in that CI run, errored runs included, left out when no run reported one
+(what the dashboard, `ci-eval history site`, charts as cost and wall per run).
 
 Order: by `date`, then `recorded_at` (a full UTC timestamp), then file name. Files are named
 `DATE-NNN-COMMIT12.json` (NNN: 1 + the highest counter already used for that date in the folder),
@@ -33,11 +36,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import os
 import re
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
 from ci_eval import strict_json
@@ -52,6 +57,7 @@ SCHEMA_NAME = "run-summary"
 DEFAULT_HISTORY_DIR = ".ci-eval/history"
 MAX_SUMMARY_BYTES = 4 * 1024 * 1024
 STATUSES = ("pass", "fail", "inconclusive")
+USAGE_FIELDS = ("tokens", "cost_usd", "wall_seconds")
 COMMIT_RE = re.compile(r"^[0-9a-f]{4,64}$")
 _NAME_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})-(\d{3,})-")
 
@@ -66,6 +72,9 @@ class TaskRecord:
     errors: int
     requested: int
     gate: str | None = None
+    tokens: int | None = None  # totals over the task's runs in this CI run
+    cost_usd: float | None = None
+    wall_seconds: float | None = None
 
     @property
     def status(self) -> str:
@@ -80,6 +89,9 @@ class TaskRecord:
                 "requested": self.requested, "status": self.status}
         if self.gate is not None:
             data["gate"] = self.gate
+        for name in USAGE_FIELDS:
+            if getattr(self, name) is not None:
+                data[name] = getattr(self, name)
         return data
 
 
@@ -145,7 +157,10 @@ def build_summary(
     and, optionally, the gate's status per task (task id -> status, from a Verdict)."""
     tasks = {
         task: TaskRecord(task, s.runs, s.passes, s.errors, s.requested,
-                         gate=(gate or {}).get(task))
+                         gate=(gate or {}).get(task), tokens=s.total_tokens,
+                         cost_usd=None if s.total_cost_usd is None else round(s.total_cost_usd, 6),
+                         wall_seconds=None if s.total_wall_seconds is None
+                         else round(s.total_wall_seconds, 3))
         for task, s in summaries.items()
     }
     return RunSummary(date=date, recorded_at=recorded_at, commit=commit, agent=agent,
@@ -210,7 +225,8 @@ def parse_summary(data: object, path: object) -> RunSummary:
             raise UserError(f"{raw['passes']} passes is more than {raw['runs']} runs",
                             path=path, field=f"{where}.passes")
         record = TaskRecord(task, raw["runs"], raw["passes"], raw["errors"], raw["requested"],
-                            gate=raw.get("gate"))
+                            gate=raw.get("gate"), tokens=raw.get("tokens"),
+                            cost_usd=raw.get("cost_usd"), wall_seconds=raw.get("wall_seconds"))
         if raw["status"] != record.status:
             raise UserError(f"{raw['status']!r} does not match {raw['passes']}/{raw['runs']} "
                             f"valid runs of {raw['requested']} asked (expected "
@@ -322,3 +338,15 @@ def task_points(summaries: list[RunSummary], task: str) -> list[TaskRecord | Non
 def tasks_in(summaries: Iterable[RunSummary]) -> list[str]:
     """Every task id that appears in any of the summaries, sorted."""
     return sorted({task for s in summaries for task in s.tasks})
+
+
+def suite_rate(summary: RunSummary) -> Fraction | None:
+    """The suite's pass rate in one run: every task's valid runs pooled (None: no valid run)."""
+    runs = sum(r.runs for r in summary.tasks.values())
+    return Fraction(sum(r.passes for r in summary.tasks.values()), runs) if runs else None
+
+
+def suite_cost(summary: RunSummary) -> float | None:
+    """The run's total cost over the tasks that recorded one (None: none did)."""
+    costs = [r.cost_usd for r in summary.tasks.values() if r.cost_usd is not None]
+    return math.fsum(costs) if costs else None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -60,26 +62,30 @@ def mean(values: list[float]) -> float | None:
 
 # --- per-run distributions of tokens, cost and wall time -------------------------------------
 
-# The smallest value a log is taken of, per unit: a run that reports 0 tokens or $0 is counted
-# at the floor (log(0) is -inf), small enough never to matter next to a real run's value.
+# The smallest value a log is taken of: a run that reports 0 tokens or $0 is counted at the
+# floor (log(0) is -inf), small enough never to matter next to a real run's value.
 LOG_FLOOR = 1e-9
+MAX_VALUES = 200  # values a Distribution keeps: all of them up to this, else evenly spaced ranks
+EXACT_RANK_LIMIT = 1200  # n_current * n_base up to which the rank test's tail is exact
 
 
 @dataclass(frozen=True)
 class Distribution:
-    """What the cost/tokens/wall test needs of a set of per-run values: n, mean and standard
-    deviation (for people), and the same of their natural logs (the test works on logs: costs
-    and times are skewed, and a rise is a ratio)."""
+    """A set of per-run values: n, mean and standard deviation, the same of their natural logs
+    (costs and times are skewed: the geometric mean is the typical run), and the sorted values
+    themselves (at most MAX_VALUES), which the rank test compares."""
 
     n: int
     mean: float
     sd: float
     log_mean: float
     log_sd: float
+    values: tuple[float, ...] = ()
 
     def to_json(self) -> dict:
         return {"n": self.n, "mean": _round(self.mean), "sd": _round(self.sd),
-                "log_mean": _round(self.log_mean), "log_sd": _round(self.log_sd)}
+                "log_mean": _round(self.log_mean), "log_sd": _round(self.log_sd),
+                "values": [_round(v) for v in self.values]}
 
 
 def _round(value: float) -> float:
@@ -92,70 +98,89 @@ def _sd(values: list[float], centre: float) -> float:
     return math.sqrt(math.fsum((v - centre) ** 2 for v in values) / (len(values) - 1))
 
 
+def _log(value: float) -> float:
+    return math.log(max(value, LOG_FLOOR))
+
+
 def distribution(values: list[float]) -> Distribution | None:
     """The Distribution of per-run values (>= 0); None for no values."""
     if not values:
         return None
-    values = [float(v) for v in values]
-    logs = [math.log(max(v, LOG_FLOOR)) for v in values]
-    centre, log_centre = math.fsum(values) / len(values), math.fsum(logs) / len(logs)
-    return Distribution(len(values), centre, _sd(values, centre), log_centre,
-                        _sd(logs, log_centre))
+    ordered = sorted(float(v) for v in values)
+    logs = [_log(v) for v in ordered]
+    centre, log_centre = math.fsum(ordered) / len(ordered), math.fsum(logs) / len(logs)
+    kept = ordered
+    if len(ordered) > MAX_VALUES:  # evenly spaced order statistics, both ends included
+        step = (len(ordered) - 1) / (MAX_VALUES - 1)
+        kept = [ordered[round(i * step)] for i in range(MAX_VALUES)]
+    return Distribution(len(ordered), centre, _sd(ordered, centre), log_centre,
+                        _sd(logs, log_centre), tuple(kept))
 
 
-def log_ratio_test(base: Distribution, current: Distribution) -> tuple[float, float]:
-    """(t, one-sided p) of "current is larger than base" on the logs: Student's two-sample t
-    with the pooled variance (n_base + n_current - 2 degrees of freedom). Under the null that
-    nothing changed both samples come from one distribution, so the pooled variance is the
-    right one, and at a PR's 5 runs it has ~40 degrees of freedom where Welch's would have ~4
-    (docs/gate.md). Needs n >= 2 on one side at least and 3 in all."""
-    df = base.n + current.n - 2
-    if df < 1:
-        raise ValueError("the test needs at least 3 values in all")
-    pooled = ((base.n - 1) * base.log_sd ** 2 + (current.n - 1) * current.log_sd ** 2) / df
-    diff = current.log_mean - base.log_mean
-    scale = math.sqrt(pooled * (1 / base.n + 1 / current.n))
-    if scale == 0:
-        t = math.copysign(math.inf, diff) if diff else 0.0
-    else:
-        t = diff / scale
-    return t, student_t_sf(t, df)
+def log_shift(base: Distribution, current: Distribution) -> float:
+    """The Hodges-Lehmann ratio: exp of the median of log(current) - log(base) over all pairs
+    (the typical run now against the typical run then; one outlier run barely moves it)."""
+    diffs = sorted(_log(c) - _log(b) for c in current.values for b in base.values)
+    middle = len(diffs) // 2
+    shift = diffs[middle] if len(diffs) % 2 else (diffs[middle - 1] + diffs[middle]) / 2
+    return math.exp(shift)
 
 
-def student_t_sf(t: float, df: float) -> float:
-    """P(T > t) for Student's t with df degrees of freedom."""
-    if math.isinf(t):
-        return 0.0 if t > 0 else 1.0
-    tail = 0.5 * regularized_beta(df / (df + t * t), df / 2, 0.5)
-    return tail if t >= 0 else 1.0 - tail
+def rank_test_greater(base: Distribution, current: Distribution) -> tuple[float, float]:
+    """(U, one-sided p) of the Mann-Whitney test of "current runs are larger than base runs":
+    U counts the (current, base) pairs in which the current run is larger, ties counting 1/2.
+    Under "nothing changed" every ordering of the runs is equally likely, whatever their
+    distribution, so p is exact (up to MAX_VALUES kept and EXACT_RANK_LIMIT; beyond, the normal
+    approximation with the tie correction). Ties are counted at the smaller U (conservative)."""
+    b, c = base.values, current.values
+    pairs = len(b) * len(c)
+    u = 0.0
+    for value in c:
+        below = bisect.bisect_left(b, value)
+        u += below + 0.5 * (bisect.bisect_right(b, value) - below)
+    if pairs <= EXACT_RANK_LIMIT:
+        return u, _u_tail(len(c), len(b))[min(math.floor(u), pairs)]
+    pooled = sorted([*b, *c])
+    ties = sum(t ** 3 - t for t in _run_lengths(pooled))
+    n, m, total = len(c), len(b), len(b) + len(c)
+    variance = n * m / 12 * ((total + 1) - ties / (total * (total - 1)))
+    if variance <= 0:
+        return u, 0.5
+    z = (u - 0.5 - n * m / 2) / math.sqrt(variance)
+    return u, 0.5 * math.erfc(z / math.sqrt(2))
 
 
-def regularized_beta(x: float, a: float, b: float) -> float:
-    """I_x(a, b), the regularized incomplete beta function (Lentz's continued fraction)."""
-    if x <= 0:
-        return 0.0
-    if x >= 1:
-        return 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                     + a * math.log(x) + b * math.log1p(-x))
-    if x > (a + 1) / (a + b + 2):
-        return 1.0 - regularized_beta(1 - x, b, a)
-    return front * _beta_fraction(x, a, b) / a
+def _run_lengths(ordered: list[float]) -> list[int]:
+    lengths, count = [], 1
+    for left, right in zip(ordered, ordered[1:]):
+        if left == right:
+            count += 1
+        else:
+            lengths.append(count)
+            count = 1
+    return lengths + [count]
 
 
-def _beta_fraction(x: float, a: float, b: float) -> float:
-    tiny = 1e-300
-    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    result = d
-    for m in range(1, 300):
-        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
-            d = 1.0 + numerator * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + numerator / c
-            c = c if abs(c) > tiny else tiny
-            result *= c * d
-        if abs(c * d - 1.0) < 1e-15:
-            break
-    return result
+@functools.lru_cache(maxsize=64)
+def _u_tail(n: int, m: int) -> tuple[float, ...]:
+    """P(U >= u) for u = 0..n*m: the exact null distribution of the Mann-Whitney U of n values
+    against m. counts(j, i)[u] orderings of j current and i base values have U = u: the
+    largest of them is a current value, beating all i base ones (counts(j-1, i) shifted by i),
+    or a base value, beating none (counts(j, i-1))."""
+    previous = [[1] for _ in range(n + 1)]  # i = 0 base values: U is 0
+    for i in range(1, m + 1):
+        current = [[1]]  # j = 0 current values: U is 0
+        for j in range(1, n + 1):
+            shifted = [0] * i + current[j - 1]
+            other = previous[j]
+            size = max(len(shifted), len(other))
+            current.append([(shifted[u] if u < len(shifted) else 0)
+                            + (other[u] if u < len(other) else 0) for u in range(size)])
+        previous = current
+    counts = previous[n] + [0] * (n * m + 1 - len(previous[n]))
+    total = math.comb(n + m, n)
+    tail, running = [], 0
+    for count in reversed(counts):
+        running += count
+        tail.append(running / total)
+    return tuple(reversed(tail))

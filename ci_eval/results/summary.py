@@ -73,6 +73,8 @@ class TaskSummary:
     # results field (tokens, cost_usd, wall_seconds) -> the distribution of its valid runs'
     # values (fields no valid run reported are left out): what the cost/tokens/wall gate tests
     distributions: Mapping[str, stats.Distribution] = field(default_factory=dict)
+    total_tokens: int | None = None  # over every run, errored ones included (like the cost)
+    total_wall_seconds: float | None = None
 
     @property
     def inconclusive(self) -> bool:
@@ -268,6 +270,8 @@ def summarize(task: str, records: list[dict] | TaskRuns, k: int | None = None, *
     walls = [float(row.wall_seconds) for row in valid if row.wall_seconds is not None]
     costs = [row.cost_usd for row in rows if row.cost_usd is not None]
     valid_costs = [row.cost_usd for row in valid if row.cost_usd is not None]
+    all_tokens = [row.tokens for row in rows if row.tokens is not None]
+    all_walls = [float(row.wall_seconds) for row in rows if row.wall_seconds is not None]
     distributions = {name: stats.distribution(values) for name, values in
                      (("tokens", tokens), ("cost_usd", valid_costs), ("wall_seconds", walls))
                      if values}
@@ -301,4 +305,6 @@ def summarize(task: str, records: list[dict] | TaskRuns, k: int | None = None, *
         rubric_auto_fail=tuple(Counter(c for _, _, gates in graded for c in gates)
                                .most_common()),
         distributions=distributions,
+        total_tokens=round(sum(all_tokens)) if all_tokens else None,
+        total_wall_seconds=math.fsum(all_walls) if all_walls else None,
     )

@@ -46,7 +46,7 @@ from pathlib import Path
 from ci_eval import strict_json
 from ci_eval.errors import UserError
 from ci_eval.output import write_atomic
-from ci_eval.results.stats import Distribution
+from ci_eval.results.stats import MAX_VALUES, Distribution
 from ci_eval.tasks import schema
 
 BASELINE_FILE = "baseline.json"
@@ -336,11 +336,19 @@ def parse_baseline(data: object, path: object = BASELINE_FILE) -> Baseline:
             avg_wall_seconds=raw.get("avg_wall_seconds"),
             aspirational=raw.get("aspirational", False),
             observations=tuple(observations),
-            distributions={name: Distribution(**value)
+            distributions={name: _distribution(value, path, f"{where}.distributions.{name}")
                            for name, value in raw.get("distributions", {}).items()},
         )
         entries[task] = migrated_v1_entry(entry) if version == 1 else entry
     return Baseline(agent=data["agent"], entries=entries)
+
+
+def _distribution(raw: dict, path: object, where: str) -> Distribution:
+    kept = min(raw["n"], MAX_VALUES)
+    if len(raw["values"]) != kept:
+        raise UserError(f"{len(raw['values'])} values for n = {raw['n']} runs (expected {kept})",
+                        path=path, field=f"{where}.values")
+    return Distribution(**{**raw, "values": tuple(sorted(raw["values"]))})
 
 
 def migrated_v1_entry(entry: BaselineEntry) -> BaselineEntry:
