@@ -4,6 +4,13 @@ A text deliverable, so text checks, but not keyword spotting: the existing [Unre
 must stay word for word, and the new entry must be a readable sentence (four words or more besides
 the issue reference) that names the timeout and the issue (#212, issue 212, GH-212 or a link to
 .../issues/212 all count).
+
+Claims in the text are read too, as far as structure can tell: the entry must name the function
+that was fixed, `fetch()` (an entry about `fetch_json()` alone names the wrong one); a wait it
+quotes must be the 30 seconds of the report; and it must not state the fix backwards ("now always
+waits 30 seconds instead of honouring its timeout", "no longer honours"). Whether the sentence
+says the right thing in words structure cannot parse is the rubric's manual criterion. The
+request is a changelog entry: the code (fetchkit/) must stay as it is.
 """
 
 import re
@@ -14,6 +21,15 @@ from ci_eval.checks import failed, main, passed, task_dir
 ORIGINAL = (task_dir() / "repo-state" / "CHANGELOG.md").read_text()
 ISSUE = re.compile(r"#212\b|\bissue\s+212\b|\bGH-212\b|/issues/212\b", re.IGNORECASE)
 WORD = re.compile(r"[A-Za-z]{2,}")
+FETCH = re.compile(r"(?<![\w.])(?:fetchkit\.)?fetch\b(?!_)")  # fetch / fetchkit.fetch, not fetch_json
+SECONDS = re.compile(r"\b(\d+(?:\.\d+)?)\s*(?:s|secs?|seconds?)\b", re.IGNORECASE)
+HONOUR = r"(?:honou?r|respect|obey|us|appl|pass|forward|observ)\w*"
+BACKWARDS = [
+    re.compile(r"\b(?:instead of|rather than|no longer)\s+(?:\w+\s+){0,2}?" + HONOUR, re.I),
+    re.compile(r"\bnow\s+(?:always\s+(?:ignor|wait)\w*|ignor\w*)", re.I),
+    re.compile(r"\b(?:no longer|not|never|doesn't|does not)\s+(?:\w+\s+){0,2}?" + HONOUR
+               + r"[^.]*\btimeout", re.I),
+]
 
 
 def sections(text: str) -> list[tuple[str, str]]:
@@ -73,7 +89,31 @@ def check_changelog():
     other = {k: v for k, v in unreleased.items() if k != "Fixed" and any(ISSUE.search(e) for e in v)}
     if other:
         return failed(f"#212 is a fix but also appears under {sorted(other)}")
+    return check_claims(entry[0])
+
+
+def check_claims(entry: str):
+    if not FETCH.search(entry):
+        return failed(f"the #212 entry {entry!r} does not name the function that was fixed, "
+                      "fetch() (the report is about fetchkit.fetch)")
+    waits = [float(n) for n in SECONDS.findall(entry)]
+    if any(n != 30 for n in waits):
+        return failed(f"the #212 entry {entry!r} quotes a wait of {waits} seconds; fetch() "
+                      "waited 30")
+    for pattern in BACKWARDS:
+        found = pattern.search(entry)
+        if found:
+            return failed(f"the #212 entry {entry!r} states the fix backwards ({found.group(0)!r}:"
+                          " the fix is that fetch() now honours its timeout)")
     return passed("Fixed entry for #212 under [Unreleased]")
 
 
-main(check_changelog)
+def check_code_untouched():
+    for original in sorted((task_dir() / "repo-state" / "fetchkit").rglob("*.py")):
+        rel = original.relative_to(task_dir() / "repo-state")
+        if not Path(rel).is_file() or Path(rel).read_bytes() != original.read_bytes():
+            return failed(f"{rel} changed: the fix is merged, the request is a changelog entry")
+    return passed("fetchkit/ unchanged")
+
+
+main(check_changelog, check_code_untouched)

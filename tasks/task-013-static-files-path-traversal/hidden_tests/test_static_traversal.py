@@ -26,6 +26,18 @@ def root(tmp_path_factory):
     # links that stay inside root are ordinary content
     os.symlink(os.path.join("css", "site.css"), static / "latest.css")
     os.symlink(static / "css", static / "assets")
+    # two hops: each link on its own stays inside root, the chain leads out
+    os.symlink("hop-b", static / "hop-a")
+    os.symlink(os.path.join("..", "config"), static / "hop-b")
+    os.symlink(os.path.join("css", "hop-file-b"), static / "hop-file-a")
+    os.symlink(tmp_path / "config" / "secrets.toml", static / "css" / "hop-file-b")
+    os.symlink("hop-inside-b", static / "hop-inside-a")  # two hops that stay inside: served
+    os.symlink("css", static / "hop-inside-b")
+    # names that hold percent escapes: the path arrives decoded once, a second decoding loses them
+    (static / "50%25off.txt").write_text("sale")
+    (static / "docs" / "caf%C3%A9.html").write_text("menu")
+    (static / "%2e%2e").mkdir()
+    (static / "%2e%2e" / "literal.txt").write_text("dots")
     return static
 
 
@@ -40,9 +52,12 @@ def root(tmp_path_factory):
         "css/theme.css",
         "docs/up/secrets.toml",
         "private/keys.txt",
+        "hop-a/secrets.toml",
+        "hop-file-a",
     ],
     ids=["dotdot", "nested-dotdot", "sibling-prefix", "leading-slash-sibling", "symlinked-dir",
-         "symlinked-file", "relative-symlink", "symlink-to-sibling"],
+         "symlinked-file", "relative-symlink", "symlink-to-sibling", "two-hop-dir-link",
+         "two-hop-file-link"],
 )
 def test_outside_root_is_forbidden(root, path):
     with pytest.raises(Forbidden):
@@ -72,6 +87,16 @@ def test_missing_file_still_not_found(root):
 def test_symlinks_that_stay_inside_root_are_served(root):
     assert resolve_static(root, "latest.css").read_text() == "body {}"
     assert resolve_static(root, "assets/site.css").read_text() == "body {}"
+    assert resolve_static(root, "hop-inside-a/site.css").read_text() == "body {}"
+
+
+def test_names_with_percent_escapes_are_served_as_named(root):
+    """The request path is already percent-decoded: decoding it again is a different file."""
+    assert resolve_static(root, "50%25off.txt").read_text() == "sale"
+    assert resolve_static(root, "docs/caf%C3%A9.html").read_text() == "menu"
+    assert resolve_static(root, "%2e%2e/literal.txt").read_text() == "dots"
+    with pytest.raises(FileNotFoundError):
+        resolve_static(root, "50%off.txt")
 
 
 def test_root_given_through_a_symlink_or_with_a_trailing_slash(root, tmp_path):
