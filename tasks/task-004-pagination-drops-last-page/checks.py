@@ -3,9 +3,9 @@
 Behaviour is judged through export_orders (small and large page sizes, counts on both sides of
 every multiple); pagination.py's helpers are judged only if they keep their names, so a fix that
 restructures them passes. Page sizes up to 4096 in the export, and a property over page sizes up
-to a million and counts up to 10**18 next to a multiple (hypothesis, fixed examples), catch
-rounding fudges and float division that small ones hide; the caller's list must come back as it
-was given (an export that consumes its input passes every count check).
+to a million and counts next to a multiple (hypothesis, fixed examples), catch rounding fudges
+that small ones hide; the caller's list must come back as it was given (an export that consumes
+its input passes every count check).
 """
 
 from ci_eval.checks import add_hidden_tests, main, run_tests

@@ -2,7 +2,10 @@
 
 Booleans are probed in mixed case too ("any case": a list of the usual spellings is not enough),
 other values must raise rather than be guessed, and every numeric variable (not just APP_PORT)
-must be named in its error.
+must be named in its error. "Whatever their source" includes the JSON file: a string there
+("debug": "false", "port": "7000") comes back typed or is refused, never passed through or read
+with bool(). A second call starts from the defaults again (settings that alias DEFAULTS carry one
+call's values into the next) and the caller's argv and environ are left as they were.
 """
 
 from ci_eval.checks import add_hidden_tests, main, run_tests
@@ -28,9 +31,13 @@ main(
             f"{HIDDEN}::test_cli_beats_env",
             f"{HIDDEN}::test_env_beats_file_beats_defaults",
             f"{HIDDEN}::test_env_false_beats_file_true",
+            *[f"{HIDDEN}::test_file_strings_come_back_typed[{case}]" for case in (
+                "debug-false", "debug-off", "debug-0", "port", "workers")],
         ],
         pass_to_pass=[
             f"{HIDDEN}::test_unset_env_is_ignored",
+            f"{HIDDEN}::test_file_strings_come_back_typed[debug-true]",
+            f"{HIDDEN}::test_repeated_loads_start_from_the_defaults_and_leave_their_inputs_alone",
             "tests/test_appconfig.py::test_defaults",
             "tests/test_appconfig.py::test_cli_flags",
         ],

@@ -30,6 +30,16 @@ def test_date_without_zone_is_utc(value):
     assert retry_after_seconds(value, NOW) == 28 * 60
 
 
+@pytest.mark.parametrize(
+    "value",
+    ["Wed Oct 21 07:28:00 2026", "Wednesday, 21-Oct-26 07:28:00 GMT"],
+    ids=["asctime", "rfc850"],
+)
+def test_obsolete_http_date_formats(value):
+    """RFC 9110 5.6.7: recipients accept the two obsolete formats too; asctime has no zone."""
+    assert retry_after_seconds(value, NOW) == 28 * 60
+
+
 def test_past_date_without_zone_is_zero():
     assert retry_after_seconds("Wed, 21 Oct 2026 06:00:00", NOW) == 0
 

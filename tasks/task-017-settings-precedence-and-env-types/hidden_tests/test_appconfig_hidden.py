@@ -72,3 +72,31 @@ def test_env_false_beats_file_true(tmp_path):
 
 def test_unset_env_is_ignored():
     assert load_settings([], {"OTHER": "x"})["port"] == 8000
+
+
+@pytest.mark.parametrize("content,key,expected", [
+    ({"debug": "false"}, "debug", False), ({"debug": "off"}, "debug", False),
+    ({"debug": "0"}, "debug", False), ({"debug": "true"}, "debug", True),
+    ({"port": "7000"}, "port", 7000), ({"workers": "3"}, "workers", 3),
+], ids=["debug-false", "debug-off", "debug-0", "debug-true", "port", "workers"])
+def test_file_strings_come_back_typed(tmp_path, content, key, expected):
+    """"whatever their source": a string in the JSON file is typed as the setting is (or
+    refused with ValueError), never passed through or read with bool()."""
+    config = tmp_path / "serve.json"
+    config.write_text(json.dumps(content))
+    try:
+        value = load_settings(["--config", str(config)], {})[key]
+    except ValueError:
+        return
+    assert type(value) is type(expected) and value == expected, (content, value)
+
+
+def test_repeated_loads_start_from_the_defaults_and_leave_their_inputs_alone(tmp_path):
+    env = {"APP_PORT": "9100", "APP_DEBUG": "on", "APP_WORKERS": "4"}
+    before = dict(env)
+    argv = ["--host", "0.0.0.0"]
+    assert load_settings(argv, env) == {"host": "0.0.0.0", "port": 9100, "debug": True,
+                                        "workers": 4}
+    assert env == before and argv == ["--host", "0.0.0.0"]
+    assert load_settings([], {}) == {"host": "127.0.0.1", "port": 8000, "debug": False,
+                                     "workers": 1}
