@@ -124,3 +124,16 @@ def test_literal_prefix_fuzz():
         if got != want and len(wrong) < 5:
             wrong[(q, sort, descending)] = [r[1] for r in got]
     assert not wrong, f"(q, sort, descending): names returned, where they differ from a literal prefix: {wrong}"
+
+
+def test_the_callers_connection_is_left_as_it_was(db):
+    """The connection belongs to the caller (the web app's request handler): its row factory,
+    its text factory and its open transaction are not the search's to change."""
+    db.execute("INSERT INTO users VALUES (99, 'Pending Person', 'p@example.org', '2025-01-01')")
+    assert db.in_transaction
+    assert names(search_users(db, "pend")) == ["Pending Person"]
+    assert db.row_factory is None and db.text_factory is str
+    assert db.in_transaction, "the search committed or rolled back the caller's transaction"
+    assert type(db.execute("SELECT id FROM users WHERE id = 99").fetchone()) is tuple
+    db.rollback()
+    assert search_users(db, "pend") == []

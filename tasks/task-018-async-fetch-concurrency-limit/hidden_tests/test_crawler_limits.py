@@ -101,3 +101,35 @@ def test_limit_larger_than_the_work():
     result = asyncio.run(fetch_all(urls(7), fetch, limit=50))
     assert result == [f"body {i}".encode() for i in range(7)]
     assert fetch.max_in_flight == 7
+
+
+def test_the_callers_urls_are_left_alone_and_any_sequence_works():
+    given = urls(9)
+    before = list(given)
+    result = asyncio.run(fetch_all(given, Recorder(), limit=2))
+    assert given == before, "fetch_all changed the list of URLs it was given"
+    assert result == [f"body {i}".encode() for i in range(9)]
+    assert asyncio.run(fetch_all(tuple(urls(4)), Recorder(), limit=2)) == [
+        f"body {i}".encode() for i in range(4)]
+
+
+def test_each_call_has_its_own_limit():
+    """Two crawls at once, each with limit 3: each may have 3 requests in flight (a limit
+    shared between calls, e.g. a semaphore cached per limit value, halves each one)."""
+    first, second = Recorder(), Recorder()
+
+    async def both():
+        return await asyncio.gather(fetch_all(urls(30), first, limit=3),
+                                    fetch_all(urls(30), second, limit=3))
+
+    one, two = asyncio.run(both())
+    assert one == two == [f"body {i}".encode() for i in range(30)]
+    assert first.max_in_flight == 3 and second.max_in_flight == 3
+    total = Recorder()
+
+    async def shared():
+        return await asyncio.gather(fetch_all(urls(30), total, limit=3),
+                                    fetch_all(urls(30), total, limit=3))
+
+    asyncio.run(shared())
+    assert total.max_in_flight == 6, f"two calls with limit 3 peaked at {total.max_in_flight}"

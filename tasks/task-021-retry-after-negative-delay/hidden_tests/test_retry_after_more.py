@@ -1,7 +1,7 @@
 """More dates than the visible tests use: a fix that special-cases their inputs fails here."""
 
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -30,3 +30,11 @@ def test_any_past_date_is_zero(value):
                                             ("Mon, 09 Mar 2026 18:45:20 GMT", 5.0)])
 def test_zoneless_and_future_dates(value, seconds):
     assert parse_retry_after(value, now=NOW) == seconds
+
+
+@pytest.mark.parametrize("value", ["Mon, 09 Mar 2026 18:55:15", "Mon, 09 Mar 2026 18:55:15 -0000",
+                                   "Mon Mar  9 18:55:15 2026"])
+def test_zoneless_dates_with_now_in_another_zone(value):
+    """`now` is aware but not UTC: the date is UTC, not `now`'s zone (asctime has no zone)."""
+    now = NOW.astimezone(timezone(timedelta(hours=-5)))
+    assert parse_retry_after(value, now=now) == 600.0
