@@ -1,8 +1,9 @@
 """The worker test must pass when the worker is slow (sleeps do not wait) and fail when the worker
 loses a job or reorders jobs (the prompt promises both).
 
-One pytest run: plugins/ci_eval_worker_probe.py replaces the test by three probe items, one per
-worker (see its docstring); each must PASS. A @catches-* item passes only when the agent's test
+One pytest run: plugins/ci_eval_worker_probe.py replaces the test by four probe items, one per
+worker (see its docstring); each must PASS. The slow workers also make the test's clocks jump, so
+polling until a deadline counts as depending on timing. A @catches-* item passes only when the agent's test
 fails against the broken worker.
 """
 
@@ -19,6 +20,9 @@ PROBES = {
                          "must fail",
     "catches-reordered-jobs": "with a worker that reorders jobs (a, b, c handled as b, a, c) the "
                               "test must fail",
+    "catches-lost-jobs-when-slow": "with a slow worker that loses a job the test must fail (one "
+                                   "that asserts before the worker is done and accepts partial "
+                                   "results passes with any worker)",
 }
 
 

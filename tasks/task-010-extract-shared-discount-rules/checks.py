@@ -2,7 +2,10 @@
 and every amount is unchanged (characterisation tests against the pre-refactor behaviour: a fixed
 grid of amounts plus 1500 fixed-seed carts with several lines, quantities and half cents, so a
 rewrite that is right only on the grid, e.g. float rates, fails). The delegation probe tries
-several tier/coupon combinations, so delegating for some inputs only is caught."""
+several tier/coupon combinations, so delegating for some inputs only is caught. Invoice lines keep
+every shape they were accepted in (prices as strings or ints, lines as a generator) and codes
+stay case-sensitive: a refactor that narrows types, iterates the lines twice or folds case
+changes what is charged."""
 
 import os
 import subprocess
@@ -71,6 +74,8 @@ main(
             *[f"{HIDDEN}::test_cart_and_invoice_unchanged[{t}]" for t in TIERS],
             *[f"{HIDDEN}::test_discounted_total[{t}]" for t in TIERS],
             f"{HIDDEN}::test_random_amounts_unchanged",
+            f"{HIDDEN}::test_invoice_lines_keep_every_accepted_shape",
+            f"{HIDDEN}::test_codes_stay_case_sensitive",
         ],
         restore=["tests/test_billing.py"],
     ),

@@ -7,11 +7,18 @@ made in a fixture is probed too):
 
 test_x@slow-worker: every job takes 50 ms in the worker thread and time.sleep() returns at once,
        so a test that waits by sleeping asserts before the worker is done; a synchronised test
-       still passes.
+       still passes. The test's clocks (time.monotonic, time.time, time.perf_counter) jump a
+       minute at each reading, so a test that polls until a deadline gives up first, as it would
+       on a machine slower than its deadline (threading and queue keep their own clock: joins
+       and queue waits are unaffected).
 test_x@catches-lost-jobs: the worker handles the previous job again instead of the current one
        (a, b, c are handled as a, a, b): the last job is lost, as many handler calls happen as jobs
        were submitted (so a test that waits for N calls does not hang). The item passes only if
        the test FAILS against this worker.
+test_x@catches-lost-jobs-when-slow: both at once: a slow worker (as slow-worker, clocks and
+       sleep included) that loses the last job. The item passes only if the test FAILS: a test
+       that asserts before the worker is done and accepts what it finds (a prefix of the expected
+       results) passes the other three.
 test_x@catches-reordered-jobs: the first two submitted jobs are queued in swapped order (a, b, c
        are handled as b, a, c): every job is handled exactly once, only the order is wrong, so a
        test that compares the results as a set or sorted does not catch it. The item passes only
@@ -31,7 +38,11 @@ MODES = {
     "slow-worker": "slow",
     "catches-lost-jobs": "lose",
     "catches-reordered-jobs": "reorder",
+    "catches-lost-jobs-when-slow": "slow-lose",
 }
+SLOW = ("slow", "slow-lose")
+CLOCKS = ("monotonic", "time", "perf_counter")
+_real_clocks = {name: getattr(time, name) for name in CLOCKS}
 _state = {"mode": ""}
 
 
@@ -46,9 +57,9 @@ def pytest_configure(config):
 
         def probed(job):
             calls.append(job)
-            if mode == "slow":
+            if mode in SLOW:
                 _real_sleep(0.05)
-            if mode == "lose":
+            if mode in ("lose", "slow-lose"):
                 return handler(calls[-2] if len(calls) > 1 else job)
             return handler(job)
 
@@ -89,8 +100,10 @@ def expect_failure(test, suffix):
             raise
         except (Exception, pytest.fail.Exception):
             return  # the test caught the broken worker
-        what = "loses a job (a, b, c handled as a, a, b)" if suffix == "catches-lost-jobs" else \
-            "reorders jobs (a, b, c handled as b, a, c)"
+        what = {"catches-lost-jobs": "loses a job (a, b, c handled as a, a, b)",
+                "catches-lost-jobs-when-slow": "is slow and loses a job (a, b, c handled as a, "
+                                               "a, b, 50 ms each)"}.get(
+            suffix, "reorders jobs (a, b, c handled as b, a, c)")
         pytest.fail(f"the test passes although the worker {what}", pytrace=False)
 
     return probe
@@ -103,13 +116,28 @@ def _mode_of(item) -> str:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     _state["mode"] = _mode_of(item)
-    if _state["mode"] == "slow":
+    if _state["mode"] in SLOW:
         time.sleep = lambda seconds: None
+        for name in CLOCKS:
+            setattr(time, name, _jumping(_real_clocks[name]))
     try:
         yield
     finally:
         _state["mode"] = ""
         time.sleep = _real_sleep
+        for name in CLOCKS:
+            setattr(time, name, _real_clocks[name])
+
+
+def _jumping(clock):
+    """A clock that is a minute further on at each reading."""
+    readings = [0]
+
+    def read():
+        readings[0] += 1
+        return clock() + 60.0 * readings[0]
+
+    return read
 
 
 def reorder_first_two(worker):

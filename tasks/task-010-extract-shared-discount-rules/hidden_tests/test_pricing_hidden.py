@@ -66,3 +66,24 @@ def test_random_amounts_unchanged():
             cart.add(sku, price, qty)
         assert cart.total(coupon) == want, (lines, tier, coupon)
         assert invoice_total(lines, tier, coupon) == want, (lines, tier, coupon)
+
+
+def test_invoice_lines_keep_every_accepted_shape():
+    """invoice_total took prices as anything Decimal() reads (strings from the order feed,
+    ints) and lines as any iterable, a generator included: a refactor must not narrow that."""
+    lines = [("a", "19.99", 3), ("b", 5, 2), ("c", Decimal("0.005"), 7)]
+    subtotal = sum(Decimal(p) * q for _, p, q in lines)
+    for tier in ("gold", "standard"):
+        want = reference(subtotal, tier, "WELCOME10")
+        assert invoice_total(lines, tier, "WELCOME10") == want, tier
+        assert invoice_total(iter(lines), tier, "WELCOME10") == want, f"{tier}, a generator"
+        assert invoice_total((line for line in lines), tier, "WELCOME10") == want
+
+
+def test_codes_stay_case_sensitive():
+    """Only the exact codes discount (before the refactor too): "Gold" and "welcome10" do not."""
+    cart = Cart("Gold")
+    cart.add("x", Decimal("80.00"))
+    assert cart.total("welcome10") == Decimal("80.00")
+    assert invoice_total([("x", Decimal("80.00"), 1)], "Gold", "welcome10") == Decimal("80.00")
+    assert discounted_total(Decimal("30.00"), "SILVER", "freeship") == Decimal("30.00")

@@ -95,3 +95,22 @@ def test_fuzz_against_the_grammar():
         if got != want and len(wrong) < 8:
             wrong[text] = (got, want)
     assert not wrong, f"input: (parse_duration, spec) where they differ; None = ValueError: {wrong}"
+
+
+def test_numbers_of_any_size():
+    """"a non-negative integer": no cap on its digits (fuzzed numbers stay below 1000)."""
+    assert parse_duration("86400s") == 86400
+    assert parse_duration("100000") == 100000
+    assert parse_duration("1000d 1s") == 86400001
+    assert parse_duration("0012m") == 720
+
+
+def test_digits_are_ascii_digits():
+    """The CLI's users type ASCII digits: other scripts' digits (which str.isdigit() and regex
+    \\d accept) are "anything else"."""
+    for text in ["\u0662h", "\uff11\uff10m", "\u0661\u0662", "1\u0660s", "\u00b2"]:
+        try:
+            value = parse_duration(text)
+        except ValueError:
+            continue
+        raise AssertionError(f"{text!r} should raise ValueError, got {value!r}")
