@@ -2,7 +2,9 @@
 
 "Can't get committed again by anyone on the team" means the rules travel with the repo: only
 .gitignore files that are in the index count, with the content staged there (a .gitignore left
-untracked, or hidden through .git/info/exclude, protects one clone only).
+untracked, or hidden through .git/info/exclude or a core.excludesFile set in .git/config, protects
+one clone only). The rules must also cover folders that do not exist yet (a new package's
+__pycache__/), not only the folders that hold junk today.
 """
 
 import subprocess
@@ -17,6 +19,9 @@ MUST_BE_IGNORED = [
     "shop/__pycache__/settings.cpython-311.pyc",
     "shop/payments/__pycache__/stripe.cpython-312.pyc",
     "tests/__pycache__/test_settings.cpython-311-pytest-8.3.2.pyc",
+    # folders that do not exist yet: a rule per folder of today's junk misses them
+    "__pycache__/conftest.cpython-312-pytest-8.3.2.pyc",
+    "api/__pycache__/client.cpython-312.pyc",
     "dist/shop-0.4.0.tar.gz",
     "dist/shop-0.5.0-py3-none-any.whl",
     "debug.log",
