@@ -7,7 +7,8 @@ so that fixtures (an over-long line, a different configured line length) can be 
 Where the project keeps its ruff configuration is the agent's choice (pyproject.toml, ruff.toml or
 .ruff.toml): ruff itself (`ruff check --show-settings`) says which file it honours, and that file
 is the one the line-length probe edits. The findings probe plants several kinds of violation and
-asks the real ruff what it finds there, so a hook that imitates one rule without running ruff fails.
+asks the real ruff what it finds there, so a hook that imitates one rule without running ruff fails;
+the files are in src/, tests/ and scripts/, so a hook that lints one folder fails too.
 """
 
 import json
@@ -90,15 +91,17 @@ def check_long_line_blocks():
         return passed("long line: hook blocks with the finding on stderr")
 
 
-# One file per kind of violation the project's rule selection (E, F, W) reports.
+# One file per kind of violation the project's rule selection (E, F, W) reports, in src/notes/
+# and beyond it (the project is more than src/: a hook that lints one folder misses the rest).
 PLANTED = {
-    "inventory_sync.py": ("F401", "import os\n\n\ndef sync():\n    return 1\n"),
-    "price_rules.py": ("E711", "def missing(price):\n    return price == None\n"),
-    "audit_trail.py": ("F841", "def record(event):\n    stamp = 3\n    return event\n"),
-    "retry_policy.py": ("F821", "def attempts():\n    return max_attempts + 1\n"),
-    "csv_export.py": ("W291", "def header():   \n    return 'id,name'\n"),
-    "batch_jobs.py": ("E702", "def run():\n    a = 1; return a\n"),
+    "src/notes/inventory_sync.py": ("F401", "import os\n\n\ndef sync():\n    return 1\n"),
+    "src/notes/price_rules.py": ("E711", "def missing(price):\n    return price == None\n"),
+    "tests/test_audit_trail.py": ("F841", "def test_record():\n    stamp = 3\n    assert 1\n"),
+    "src/notes/retry_policy.py": ("F821", "def attempts():\n    return max_attempts + 1\n"),
+    "src/notes/csv_export.py": ("W291", "def header():   \n    return 'id,name'\n"),
+    "scripts/batch_jobs.py": ("E702", "def run():\n    a = 1; return a\n"),
 }
+PLANTED_NAMES = {Path(rel).name for rel in PLANTED}
 LINE_LENGTH_KEY = re.compile(r"(?m)^(\s*(?:max-)?line-length\s*=\s*)\d+")
 
 
@@ -153,9 +156,10 @@ def check_reports_what_ruff_finds():
     """Several kinds of violation at once: the hook must block and name each one ruff finds."""
     with tempfile.TemporaryDirectory() as tmp:
         project = copy_project(Path.cwd(), Path(tmp) / "project")
-        for name, (_, source) in PLANTED.items():
-            (project / "src" / "notes" / name).write_text(source)
-        expected = {pair for pair in ruff_findings(project) if pair[0] in PLANTED}
+        for rel, (_, source) in PLANTED.items():
+            (project / rel).parent.mkdir(parents=True, exist_ok=True)
+            (project / rel).write_text(source)
+        expected = {pair for pair in ruff_findings(project) if pair[0] in PLANTED_NAMES}
         missing_kinds = {code for name, (code, _) in PLANTED.items()} - {c for _, c in expected}
         if missing_kinds:  # the project's own configuration switched these rules off
             expected = {pair for pair in expected if pair[1] not in missing_kinds}

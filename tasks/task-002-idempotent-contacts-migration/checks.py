@@ -2,7 +2,9 @@
 
 The planted database is generated from a fixed seed: ids with gaps (a rebuild that renumbers rows
 is caught), NULL and non-ASCII values. The kept columns must keep their declared type, NOT NULL and
-primary key (a CREATE TABLE ... AS SELECT copy keeps the data but not the schema).
+primary key (a CREATE TABLE ... AS SELECT copy keeps the data but not the schema). A database
+left half way (email added, no index, fax still there with only '' and NULL) must be completed:
+"already has email" is not "already migrated", and an empty string is not a fax number.
 """
 
 import random
@@ -171,4 +173,27 @@ def check_refuses_to_drop_fax_data():
     return passed("refuses to drop a fax column that holds data and leaves the db untouched")
 
 
-main(check_migrates_and_reruns, check_refuses_to_drop_fax_data)
+def check_half_migrated_with_empty_fax_strings():
+    """A database a crashed or hand-run deploy left half way: email added, no index, fax still
+    there and holding only empty strings and NULLs (no fax numbers): it must end up as v2."""
+    rows = [(r[0], r[1], r[2], "" if i % 3 == 0 else None, r[4]) for i, r in enumerate(ROWS)]
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "contacts.db"
+        make_db(db, rows)
+        conn = sqlite3.connect(db)
+        conn.execute("ALTER TABLE contacts ADD COLUMN email TEXT")
+        conn.commit()
+        conn.close()
+        proc = run_migrate(db)
+        if proc.returncode != 0:
+            return failed("a half-migrated database (email added, fax empty strings and NULLs) "
+                          f"made the migration exit {proc.returncode}: "
+                          f"{proc.stderr.strip()[-300:]}")
+        problem = check_v2_state(db, "after migrating a half-migrated database")
+        if problem is not None:  # a failed CheckResult is falsy
+            return problem
+    return passed("completes a half-migrated database; empty fax strings are no fax numbers")
+
+
+main(check_migrates_and_reruns, check_refuses_to_drop_fax_data,
+     check_half_migrated_with_empty_fax_strings)

@@ -4,7 +4,9 @@ deletions and odd file names fine, unstaged working-tree content ignored.
 Each scenario is a real `git commit` in a scratch repository whose core.hooksPath points at a copy
 of the workspace's .githooks/. Beyond the reported cases: private keys of other PEM types (EC,
 PKCS#8, encrypted PKCS#8, DSA), a key under a non-ASCII name (git quotes it unless -z is used),
-and sizes that differ between the index and the working copy in both directions.
+and sizes that differ between the index and the working copy in both directions. Also: a key
+that arrives by renaming a tracked file (git lists it as R, not A or M), a key indented inside
+another file, and a size counted in bytes (600 K two-byte characters are 1.2 MB).
 """
 
 import os
@@ -23,6 +25,7 @@ KEY = (
     "-----END OPENSSH PRIVATE KEY-----\n"
 )
 HARMLESS = "just text\n"
+RUNBOOK = "".join(f"{n}. step {n} of the deploy runbook\n" for n in range(1, 41))
 OTHER_KEYS = {  # "contains a private key": not only the two kinds reported
     "deploy/ec.pem": KEY.replace("OPENSSH", "EC"),
     "deploy/pkcs8.pem": KEY.replace("OPENSSH ", ""),
@@ -47,6 +50,7 @@ class Repo:
         self.git("config", "core.hooksPath", str(hooks))
         self.write("README.md", "base\n")
         self.write("old name.txt", "to be deleted\n")
+        self.write("notes/runbook.md", RUNBOOK)
         self.git("add", "-A")
         self.git("commit", "-q", "--no-verify", "-m", "base")
 
@@ -83,6 +87,23 @@ def scenarios(repo: Repo):
     def key_staged():
         stage("deploy/id_ed25519", KEY)
     yield "a staged private key", key_staged, False, "id_ed25519"
+
+    def key_by_rename():
+        (repo.root / "deploy").mkdir(exist_ok=True)
+        repo.git("mv", "notes/runbook.md", "deploy/id_rsa")
+        stage("deploy/id_rsa", RUNBOOK + KEY.replace("OPENSSH", "RSA"))  # mostly the same lines
+    yield ("a tracked file renamed to deploy/id_rsa with a key added (git lists it as a rename)",
+           key_by_rename, False, "id_rsa")
+
+    def key_inside_a_file():
+        stage("config/deploy.yaml", "service: api\nssh_key: |\n" + "".join(
+            f"  {line}\n" for line in KEY.splitlines()))
+    yield "a key inside a YAML file, indented", key_inside_a_file, False, "deploy.yaml"
+
+    def big_in_bytes_not_characters():
+        stage("docs/glossary.md", "\u00e9" * (600 * 1024))  # 600 K characters, 1.2 MB
+    yield ("a staged 1.2 MB text file of 600 K two-byte characters", big_in_bytes_not_characters,
+           False, "glossary.md")
 
     def key_staged_then_cleaned():
         stage("deploy/id_ed25519", KEY)
