@@ -16,8 +16,8 @@ Nothing in it may come from a place the agent could write in the harness's stead
 
 The tamper sentinel: `--ci-eval-must-fail NODEID --ci-eval-must-pass NODEID` add two tests at the
 end of the session, after every collected test (and after a session stopped by -x or by
-collection errors), whose ids ci_eval.checks chose at random for this session. They are not in
-the workspace and need no file. Code under test that rewrites outcomes wholesale (a patched
+collection errors), whose ids ci_eval.checks chose at random for this session: plain test
+functions of a module kept in memory, at a file outside the workspace that does not exist. Code under test that rewrites outcomes wholesale (a patched
 TestReport, a makereport hook, a report written by hand) also turns the must-fail one into a
 pass or leaves both out; ci_eval.checks then fails the run (pytest_report.sentinel_problem).
 They do not change the session's exit status or its "no tests collected".
@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import os
 import sys
+import types
+from pathlib import Path
 
 import pytest
 from _pytest.assertion import rewrite
@@ -34,32 +36,28 @@ from _pytest.assertion import rewrite
 from ci_eval.run import pytest_report
 from ci_eval.run.bytecode import ignore_bytecode
 
-MUST_FAIL_MESSAGE = "ci-eval tamper sentinel: this test fails on purpose"
-
-
-class SentinelItem(pytest.Item):
-    """A test with no file: fails when must_fail, else passes."""
-
-    def __init__(self, *, must_fail: bool, **kwargs):
-        super().__init__(**kwargs)
-        self.must_fail = must_fail
-
-    def runtest(self) -> None:
-        if self.must_fail:
-            raise AssertionError(MUST_FAIL_MESSAGE)
-
-    def reportinfo(self):
-        return self.nodeid.rsplit("::", 1)[0], None, self.name
-
-    def repr_failure(self, excinfo, style=None):
-        return str(excinfo.value)
+def sentinel_tests(session, must_fail: str, must_pass: str) -> list[pytest.Function]:
+    """The two sentinel tests, plain test functions of a module that lives only in memory at
+    the (non-existent) file their ids name: to code under test they look like any other test,
+    and they get the fixtures and hooks a test at the root of the project gets."""
+    location = must_fail.rsplit("::", 1)[0]
+    fail_name, pass_name = must_fail.rsplit("::", 1)[1], must_pass.rsplit("::", 1)[1]
+    source = f"def {fail_name}():\n    assert False\n\n\ndef {pass_name}():\n    pass\n"
+    module = types.ModuleType(Path(location).stem)
+    module.__file__ = location
+    exec(compile(source, location, "exec"), module.__dict__)  # noqa: S102 - our own two tests
+    collector = pytest.Module.from_parent(session, path=Path(location), nodeid=location)
+    collector._obj = module  # never imported from disk
+    return [pytest.Function.from_parent(collector, name=name, callobj=getattr(module, name))
+            for name in (pass_name, fail_name)]
 
 
 class Harness:
     """The session's plugin besides the report: the workspace on sys.path, the sentinel."""
 
     def __init__(self) -> None:
-        self.sentinels: list[SentinelItem] = []
+        self.sentinels: list[pytest.Function] = []
+        self.must_fail = ""
         self.ran: set[str] = set()
         self.real_collected = 0
 
@@ -78,19 +76,19 @@ class Harness:
     def pytest_collection_modifyitems(self, session, config, items):
         yield
         self.real_collected = len(items)
-        for option, must_fail in (("--ci-eval-must-pass", False), ("--ci-eval-must-fail", True)):
-            nodeid = config.getoption(option)
-            if nodeid:
-                self.sentinels.append(SentinelItem.from_parent(
-                    session, name=nodeid.rsplit("::", 1)[-1], nodeid=nodeid, must_fail=must_fail))
-        items.extend(self.sentinels)
+        must_fail, must_pass = (config.getoption("--ci-eval-must-fail"),
+                                config.getoption("--ci-eval-must-pass"))
+        if must_fail and must_pass:
+            self.sentinels = sentinel_tests(session, must_fail, must_pass)
+            self.must_fail = must_fail
+            items.extend(self.sentinels)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_logreport(self, report):
         sentinel = next((s for s in self.sentinels if s.nodeid == report.nodeid), None)
         if sentinel is not None:
             self.ran.add(report.nodeid)
-            if sentinel.must_fail and report.when == "call" and report.failed:
+            if report.nodeid == self.must_fail and report.when == "call" and report.failed:
                 # the session counts this failure next (towards -x too): net, it counts nothing
                 sentinel.session.testsfailed -= 1
         yield
