@@ -9,7 +9,7 @@ so the CLI under test and its children find it. Without either: the tests skip, 
 (CI_EVAL_NO_SKIPS=1 in CI turns that into a failure; .ci/run installs docker.io).
 
 Images: BUSYBOX (FROM scratch + Debian's busybox-static, ~2 s) and PYTHON (mmdebstrap
-bookworm with python3 and pytest, ~3 min once: its rootfs tar is cached under
+bookworm with python3, pytest and PyYAML, ~3 min once: its rootfs tar is cached under
 ~/.cache/ci-eval-tests and `docker import`ed in seconds afterwards).
 """
 
@@ -26,15 +26,16 @@ from pathlib import Path
 import pytest
 
 BUSYBOX = "ci-eval-tests/busybox:1"
-PYTHON = "ci-eval-tests/python:bookworm"
+PYTHON = "ci-eval-tests/python:bookworm-pytest-yaml"
 CACHE = Path(os.environ.get("CI_EVAL_TESTS_CACHE", Path.home() / ".cache" / "ci-eval-tests"))
-PYTHON_ROOTFS = CACHE / "python-bookworm-rootfs.tar"
+PYTHON_PACKAGES = "python3,python3-pytest,python3-yaml"  # the checks helpers read rubric.yaml
+PYTHON_ROOTFS = CACHE / "python-bookworm-pytest-yaml-rootfs.tar"
 
 
 def _answers(env: dict) -> bool:
     try:
         proc = subprocess.run(["docker", "version", "--format", "{{.Server.Version}}"], env=env,
-                              capture_output=True, timeout=20)
+                              capture_output=True, timeout=20, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return False
     return proc.returncode == 0 and bool(proc.stdout.strip())
@@ -45,10 +46,57 @@ class Engine:
         self.host, self.sockets, self.owned = host, sockets, owned
 
     def docker(self, *args: str, check: bool = True, timeout: float = 300, **kw):
-        proc = subprocess.run(["docker", *args], capture_output=True, timeout=timeout, **kw)
+        proc = subprocess.run(["docker", *args], capture_output=True, timeout=timeout, **kw, check=False)
         if check and proc.returncode != 0:
             raise AssertionError(f"docker {' '.join(args)}: {proc.stderr.decode()[-500:]}")
         return proc
+
+
+def start_dockerd(base: Path, sockets: list[str]) -> subprocess.Popen:
+    """dockerd as DESIGN.md says, its roots in `base`, listening on `sockets`; returns once it
+    answers (DOCKER_HOST set to the first socket). RuntimeError with its log when it does not."""
+    log = open(base / "dockerd.log", "wb")  # noqa: SIM115 - the child holds it
+    proc = subprocess.Popen(
+        ["dockerd", "--bridge=none", "--iptables=false", "--ip6tables=false",
+         "--data-root", str(base / "data"), "--exec-root", str(base / "exec"),
+         "--pidfile", str(base / "docker.pid"), *(f"-H=unix://{s}" for s in sockets)],
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    log.close()
+    os.environ["DOCKER_HOST"] = f"unix://{sockets[0]}"
+    deadline = time.monotonic() + 60
+    while not _answers(dict(os.environ)):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError("dockerd did not start: "
+                               + (base / "dockerd.log").read_text(errors="replace")[-2000:])
+        time.sleep(0.3)
+    return proc
+
+
+def stop_dockerd(proc: subprocess.Popen, base: Path) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    subprocess.run(["umount", "-R", str(base / "data")], capture_output=True, check=False)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def build_busybox(docker) -> str:
+    """BUSYBOX built from Debian's busybox-static (`docker` runs the CLI: docker(*args))."""
+    busybox = shutil.which("busybox") or "/bin/busybox"
+    context = Path(tempfile.mkdtemp(prefix="busybox-context-"))
+    try:
+        shutil.copy(busybox, context / "busybox")
+        (context / "Dockerfile").write_text(
+            'FROM scratch\nCOPY busybox /bin/busybox\nRUN ["/bin/busybox", "--install", "-s", '
+            '"/bin"]\nRUN mkdir -p /tmp /root && chmod 1777 /tmp\n')
+        docker("build", "-q", "-t", BUSYBOX, str(context))
+    finally:
+        shutil.rmtree(context, ignore_errors=True)
+    return BUSYBOX
 
 
 @pytest.fixture(scope="session")
@@ -66,36 +114,18 @@ def docker_engine():
     run_dir = Path(f"/run/ci-eval-tests-{os.getpid()}")
     run_dir.mkdir(exist_ok=True)
     sockets = [str(base / "docker.sock"), str(run_dir / "docker.sock")]
-    log = open(base / "dockerd.log", "wb")  # noqa: SIM115 - closed at the end of the session
-    proc = subprocess.Popen(
-        ["dockerd", "--bridge=none", "--iptables=false", "--ip6tables=false",
-         "--data-root", str(base / "data"), "--exec-root", str(base / "exec"),
-         "--pidfile", str(base / "docker.pid"), *(f"-H=unix://{s}" for s in sockets)],
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    host = f"unix://{sockets[0]}"
     previous = os.environ.get("DOCKER_HOST")
-    os.environ["DOCKER_HOST"] = host
+    proc = None
     try:
-        deadline = time.monotonic() + 60
-        while not _answers(dict(os.environ)):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("dockerd did not start: "
-                                   + (base / "dockerd.log").read_text(errors="replace")[-2000:])
-            time.sleep(0.3)
-        yield Engine(host, sockets, True)
+        proc = start_dockerd(base, sockets)
+        yield Engine(os.environ["DOCKER_HOST"], sockets, True)
     finally:
         if previous is None:
             os.environ.pop("DOCKER_HOST", None)
         else:
             os.environ["DOCKER_HOST"] = previous
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        log.close()
-        subprocess.run(["umount", "-R", str(base / "data")], capture_output=True)
+        if proc is not None:
+            stop_dockerd(proc, base)
         shutil.rmtree(base, ignore_errors=True)
         shutil.rmtree(run_dir, ignore_errors=True)
 
@@ -108,21 +138,12 @@ def busybox_image(docker_engine):
         pytest.skip("busybox-static is not installed (apt-get install busybox-static)")
     if docker_engine.docker("image", "inspect", BUSYBOX, check=False).returncode == 0:
         return BUSYBOX
-    context = Path(tempfile.mkdtemp(prefix="busybox-context-"))
-    try:
-        shutil.copy(busybox, context / "busybox")
-        (context / "Dockerfile").write_text(
-            'FROM scratch\nCOPY busybox /bin/busybox\nRUN ["/bin/busybox", "--install", "-s", '
-            '"/bin"]\nRUN mkdir -p /tmp /root && chmod 1777 /tmp\n')
-        docker_engine.docker("build", "-q", "-t", BUSYBOX, str(context))
-    finally:
-        shutil.rmtree(context, ignore_errors=True)
-    return BUSYBOX
+    return build_busybox(docker_engine.docker)
 
 
 @pytest.fixture(scope="session")
 def python_image(docker_engine):
-    """Debian bookworm with python3 and pytest (mmdebstrap; the rootfs tar cached)."""
+    """Debian bookworm with python3, pytest and PyYAML (mmdebstrap; the rootfs tar cached)."""
     if docker_engine.docker("image", "inspect", PYTHON, check=False).returncode == 0:
         return PYTHON
     if not PYTHON_ROOTFS.is_file():
@@ -131,7 +152,7 @@ def python_image(docker_engine):
                         f"cached rootfs at {PYTHON_ROOTFS}")
         CACHE.mkdir(parents=True, exist_ok=True)
         partial = PYTHON_ROOTFS.with_suffix(".partial")
-        subprocess.run(["mmdebstrap", "--variant=apt", "--include=python3,python3-pytest",
+        subprocess.run(["mmdebstrap", "--variant=apt", f"--include={PYTHON_PACKAGES}",
                         "bookworm", str(partial)], check=True, capture_output=True, timeout=1800)
         partial.rename(PYTHON_ROOTFS)
     docker_engine.docker("import", str(PYTHON_ROOTFS), PYTHON)

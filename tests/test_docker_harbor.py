@@ -5,7 +5,6 @@ is an error naming the task. The engine and the images: tests/docker_helpers.py.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -143,3 +142,15 @@ def test_the_image_is_reused_while_its_context_is_unchanged(harbor_root, cli):
     assert len(tags) == 2
 
 
+
+
+def test_grade_a_patch_on_docker(harbor_root, cli, tmp_path):
+    right, wrong = tmp_path / "right.patch", tmp_path / "wrong.patch"
+    for path, number in ((right, 13), (wrong, 12)):
+        path.write_text("diff --git a/answer.txt b/answer.txt\nnew file mode 100644\n"
+                        "--- /dev/null\n+++ b/answer.txt\n@@ -0,0 +1 @@\n" f"+{number}\n")
+    good = cli("grade", "task-001", "--patch", right, "--root", harbor_root, "--json", timeout=120)
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert json.loads(good.stdout)["verdict"] == "PASS"
+    bad = cli("grade", "task-001", "--patch", wrong, "--root", harbor_root, timeout=120)
+    assert bad.returncode == 1 and "reward 0" in bad.stdout, bad.stdout + bad.stderr

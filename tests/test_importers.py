@@ -279,7 +279,9 @@ def test_task_yaml_maps_every_part(slug_task):
     assert (task / "repo-state" / "pytest.ini").is_file()
     assert "kind: required_pattern" in (task / "rubric.yaml").read_text()  # from type:
     assert "project_config=True, args=[]" in (task / "checks.py").read_text()
-    assert any("Dockerfile recorded" in w for w in report["imported"][0]["warnings"])
+    assert metadata["docker"] == {"dockerfile": "environment/Dockerfile", "mount": "/workspace"}
+    assert "runner" not in metadata  # local stays the default (seed 002); --runner docker uses it
+    assert any("--runner docker" in w for w in report["imported"][0]["warnings"])
 
 
 def test_task_yaml_import_validates_verifies_and_grades(slug_task, cli, tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.commands.options import add_json_argument, add_root_argument
+from ci_eval.commands.options import add_json_argument, add_root_argument, add_runner_argument
 
 
 def add_parser(subparsers) -> None:
@@ -24,6 +24,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("task", metavar="TASK", help="task id, task-NNN or NNN")
     parser.add_argument("--patch", required=True, metavar="FILE",
                         help="the candidate patch (relative to the current folder)")
+    add_runner_argument(parser)
     add_json_argument(parser, "print a JSON report")
     parser.set_defaults(handler=run)
 
@@ -37,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from ci_eval.errors import EXIT_FAILED, EXIT_OK, UserError
     from ci_eval.run import isolation
     from ci_eval.run.grade import grade_patch, load_grading
+    from ci_eval.run.runners import Runners
     from ci_eval.tasks.load import load_tasks
 
     patch = Path(args.patch)
@@ -50,7 +52,10 @@ def run(args: argparse.Namespace) -> int:
     iso = isolation.detect()
     for notice in iso.notices:
         print(f"ci-eval: NOTICE: {notice}", file=sys.stderr)
-    report = grade_patch(task, patch, iso, config.checks_env, config.checks_home == "host")
+    runners = Runners.of(iso, None, args.runner, config.runner,
+                         checks_host_home=config.checks_home == "host")
+    runners.prepare([task], progress=lambda line: print(f"ci-eval: {line}", file=sys.stderr))
+    report = grade_patch(task, patch, iso, config.checks_env, runner=runners.for_task(task))
     if args.json:
         print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     else:

@@ -207,7 +207,7 @@ def _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed) -
     budget = RunBudget(config.budget.overridden(max_runs=args.max_runs,
                                                 max_cost_usd=args.max_cost_usd,
                                                 max_cost_usd_per_run=args.max_cost_usd_per_run))
-    runners = Runners.of(iso, runs_base, out_dir / LOGS / "images", args.runner, config.runner,
+    runners = Runners.of(iso, out_dir / LOGS / "images", args.runner, config.runner,
                          checks_host_home=config.checks_home == "host")
     ctx = RunContext(repo_root=root, out_dir=out_dir, agent=agent, isolation=iso,
                      runs_base=runs_base, max_attempts=args.max_attempts, keep=args.keep,

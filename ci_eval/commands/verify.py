@@ -36,7 +36,6 @@ def run(args) -> int:
     import json
     import os
     import sys
-    import tempfile
     from pathlib import Path
 
     from ci_eval.agents.config import load_config
@@ -46,7 +45,6 @@ def run(args) -> int:
     from ci_eval.run.grade import check_gradings
     from ci_eval.run.runners import Runners
     from ci_eval.run.verify import verify_task
-    from ci_eval.run.workspace import remove_tree
     from ci_eval.tasks.load import load_tasks
 
     config = load_config(Path(args.root))
@@ -59,15 +57,11 @@ def run(args) -> int:
         print(f"ci-eval: NOTICE: {notice}", file=sys.stderr)
     jobs = args.jobs or os.cpu_count() or 1
     verdicts = []
-    work = Path(tempfile.mkdtemp(prefix=isolation.TEMP_PREFIX + "verify-images-"))
-    try:
-        runners = Runners.of(iso, work, None, args.runner, config.runner,
-                             checks_host_home=config.checks_home == "host")
-        runners.prepare(tasks, progress=lambda line: print(f"ci-eval: {line}", file=sys.stderr))
-        verdicts = _verify_all(tasks, jobs, lambda t: verify_task(
-            t, iso, config.checks_env, runners.for_task(t)), args.json, short_outcome)
-    finally:
-        remove_tree(work)
+    runners = Runners.of(iso, None, args.runner, config.runner,
+                         checks_host_home=config.checks_home == "host")
+    runners.prepare(tasks, progress=lambda line: print(f"ci-eval: {line}", file=sys.stderr))
+    verdicts = _verify_all(tasks, jobs, lambda t: verify_task(
+        t, iso, config.checks_env, runners.for_task(t)), args.json, short_outcome)
     invalid = [v for v in verdicts if not v.valid]
     if args.json:
         print(json.dumps({"valid": not invalid, "tasks": [v.to_json() for v in verdicts]}, indent=2))

@@ -9,7 +9,8 @@ The source format: a task is a folder holding
                        a criterion's `type:` is read as `kind:`)
     golden_patch.diff  the reference solution
     repo/              the base repository at its buggy state
-    Dockerfile         optional: recorded (environment/Dockerfile), not needed to run
+    Dockerfile         optional: kept as environment/Dockerfile, built and used by the docker
+                       runner (`--runner docker`; the repository at /workspace, as seed 002)
 
 SRC is one such folder, a folder of them, or holds them in tasks/. Mapping: problem_statement ->
 prompt.md, repo/ -> repo-state/, golden_patch.diff -> solution/, fail_to_pass / pass_to_pass ->
@@ -190,11 +191,15 @@ def _task(data: dict, folder: Path, args: list[str], today: dt.date) -> Imported
                               "test_command": data["test_command"]}
     if data["title"]:
         origin["title"] = data["title"]
+    docker = None
     if (folder / "Dockerfile").is_file():
         files["environment/Dockerfile"] = read_user_file(folder / "Dockerfile")
         origin["dockerfile"] = "environment/Dockerfile"
-        task.warnings.append("Dockerfile recorded as environment/Dockerfile, not used: checks run "
-                             "with ci-eval's own interpreter and sandbox")
+        docker = {"dockerfile": "environment/Dockerfile", "mount": "/workspace"}
+        task.warnings.append("Dockerfile kept as environment/Dockerfile: `--runner docker` (or "
+                             "`runner: docker`) builds it and runs the checks in it, the "
+                             "repository mounted at /workspace; the default local runner uses "
+                             "ci-eval's own interpreter")
     ignored = sorted(p.name for p in folder.iterdir() if p.name not in KNOWN_ENTRIES)
     if ignored:
         task.warnings.append(f"not imported: {', '.join(ignored)}")
@@ -202,6 +207,8 @@ def _task(data: dict, folder: Path, args: list[str], today: dt.date) -> Imported
                 "tags": ["imported", NAME], "created": today.isoformat(),
                 "fail_to_pass": data["fail_to_pass"], "pass_to_pass": data["pass_to_pass"],
                 "requires": ["pytest"], IMPORTED_KEY: origin}
+    if docker:
+        metadata["docker"] = docker
     files["metadata.json"] = metadata_json(metadata)
     return task
 

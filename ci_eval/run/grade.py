@@ -25,7 +25,8 @@ from ci_eval.grading.testids import TestIds, passes
 from ci_eval.output import read_user_file
 from ci_eval.run.diff import WorkspaceDiff, workspace_diff
 from ci_eval.run.isolation import TEMP_PREFIX, Isolation
-from ci_eval.run.scoring import CheckKind, CheckOutcome, run_checks
+from ci_eval.run.runners import LocalRunner, Runner
+from ci_eval.run.scoring import CheckKind, CheckOutcome
 from ci_eval.run.workspace import WorkspaceError, WorkspaceFactory, apply_patch, remove_tree
 from ci_eval.tasks.model import Task
 
@@ -195,10 +196,13 @@ class GradeReport:
 
 
 def grade_patch(task: Task, patch: Path, isolation: Isolation,
-                checks_env: tuple[str, ...] = (), host_home: bool = False) -> GradeReport:
+                checks_env: tuple[str, ...] = (), host_home: bool = False,
+                runner: Runner | None = None) -> GradeReport:
     """Apply `patch` to a fresh workspace of the task, take the diff, run the checks in their
-    sandbox and score the rubric. UserError when the patch does not apply or the checks could
-    not be run at all (a missing requirement, the sandbox failing)."""
+    sandbox (or the runner's container) and score the rubric. UserError when the patch does
+    not apply or the checks could not be run at all (a missing requirement, the sandbox
+    failing)."""
+    runner = runner or LocalRunner(isolation, checks_host_home=host_home)
     started = time.monotonic()
     grading = load_grading(task)
     base = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX + "grade-"))
@@ -206,8 +210,9 @@ def grade_patch(task: Task, patch: Path, isolation: Isolation,
         workspaces = WorkspaceFactory(base / "templates")
         workspace = base / "workspace"
         try:
-            workspaces.create(task.repo_state, workspace)
-            pristine = workspaces.pristine(task.repo_state, workspace, base / "pristine")
+            start = runner.repo_state(task)
+            workspaces.create(start, workspace)
+            pristine = workspaces.pristine(start, workspace, base / "pristine")
         except WorkspaceError as exc:
             raise UserError(f"workspace setup failed: {exc}", path=task.repo_state) from None
         try:
@@ -217,8 +222,8 @@ def grade_patch(task: Task, patch: Path, isolation: Isolation,
                                              "does not apply to the task's repo-state"),
                             path=patch, field="--patch") from None
         diff = workspace_diff(pristine, workspace)
-        checks = run_checks(task, workspace, isolation, checks_env,
-                            checks_dir=base / "checks", runs_base=base, host_home=host_home)
+        checks = runner.checks(task, workspace, checks_dir=base / "checks", runs_base=base,
+                               extra_env=checks_env)
     finally:
         remove_tree(base)
     if checks.kind is CheckKind.INFRA:

@@ -71,8 +71,7 @@ class RunContext:
         if self.workspaces is None:
             self.workspaces = WorkspaceFactory(self.runs_base / "templates")
         if self.runners is None:
-            self.runners = Runners.of(self.isolation, self.runs_base,
-                                      self.out_dir / LOGS / "images", None, None)
+            self.runners = Runners.of(self.isolation, self.out_dir / LOGS / "images", None, None)
 
 
 def _now() -> str:

@@ -69,7 +69,6 @@ class Runners:
     """The runner of each task of one invocation (the docker backend made when first needed)."""
 
     local: LocalRunner
-    work_dir: Path  # where the docker backend keeps image workspaces (removed with the run)
     log_dir: Path  # where image build logs are kept
     chosen: str | None = None  # --runner
     default: str | None = None  # ci-eval.yaml runner
@@ -87,14 +86,14 @@ class Runners:
     def for_task(self, task: Task) -> Runner:
         if self.name_for(task) == "docker":
             if self._docker is None:
-                self._docker = DockerRunner(self.work_dir, self.log_dir)
+                self._docker = DockerRunner(self.log_dir)
             return self._docker
         return self.local
 
     @classmethod
-    def of(cls, isolation: Isolation, work_dir: Path, log_dir: Path | None, chosen: str | None,
-           default: str | None, checks_host_home: bool = False) -> "Runners":
-        return cls(LocalRunner(isolation, checks_host_home=checks_host_home), Path(work_dir),
+    def of(cls, isolation: Isolation, log_dir: Path | None, chosen: str | None,
+           default: str | None, checks_host_home: bool = False) -> Runners:
+        return cls(LocalRunner(isolation, checks_host_home=checks_host_home),
                    Path(log_dir or default_log_dir()), chosen, default)
 
     def prepare(self, tasks: list[Task], progress=None) -> None:

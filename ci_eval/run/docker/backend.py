@@ -22,8 +22,8 @@ from ci_eval.output import UntrustedFile, read_capped
 from ci_eval.run.agent import AgentKind, AgentOutcome, run_agent
 from ci_eval.run.docker import engine, harbor
 from ci_eval.run.docker.containers import ContainerSpec, Mount, run_argv
-from ci_eval.run.docker.images import Image, ImageCache, ImageError
-from ci_eval.run.docker.settings import DockerSettings, docker_settings
+from ci_eval.run.docker.images import Image, ImageCache, ImageError, default_log_dir
+from ci_eval.run.docker.settings import docker_settings
 from ci_eval.run.process import ProcessResult
 from ci_eval.run.scoring import REPORTS, CheckKind, CheckOutcome, judged
 from ci_eval.run.workspace import WorkspaceError, apply_patch
@@ -42,9 +42,9 @@ CHECKS_HIDDEN_PARTS = ("solution", "negatives")
 class DockerRunner:
     name = "docker"
 
-    def __init__(self, work_dir: Path, log_dir: Path):
-        self.work_dir = Path(work_dir)
+    def __init__(self, log_dir: Path, start_cache: Path | None = None):
         self.images = ImageCache(log_dir)
+        self.start_cache = Path(start_cache or default_start_cache())
         self._starts: dict[str, Path] = {}
         self._lock = threading.Lock()
 
@@ -68,24 +68,38 @@ class DockerRunner:
         return self.images.image(task, docker_settings(task))
 
     def repo_state(self, task: Task) -> Path:
-        """The folder a workspace starts from: repo-state/, or the image's WORKDIR contents."""
+        """The folder a workspace starts from: repo-state/, or the image's WORKDIR contents
+        (copied out once per image id, kept in the cache folder for later invocations)."""
         settings = docker_settings(task)
         if settings.workspace != "image":
             return task.repo_state
         image = self.image(task)
         with self._lock:
-            found = self._starts.get(image.tag)
+            found = self._starts.get(image.id)
             if found is None:
-                found = self.work_dir / "image-workspaces" / image.tag.replace("/", "_").replace(":", "_")
-                if found.exists():
-                    shutil.rmtree(found)
-                try:
-                    engine.copy_out(image.tag, image.workdir or "/", found)
-                except engine.EngineError as exc:
-                    raise ImageError(f"{task.id}: cannot copy {image.workdir} out of "
-                                     f"{image.tag}: {exc}") from None
-                self._starts[image.tag] = found
+                found = self._copied_out(task, image)
+                self._starts[image.id] = found
         return found
+
+    def _copied_out(self, task: Task, image: Image) -> Path:
+        folder = self.start_cache / image.id.split(":")[-1][:32]
+        if folder.is_dir():
+            os.utime(folder)
+            return folder
+        partial = self.start_cache / f".{folder.name}.{os.getpid()}.{secrets.token_hex(4)}"
+        try:
+            engine.copy_out(image.tag, image.workdir or "/", partial)
+            os.rename(partial, folder)
+        except engine.EngineError as exc:
+            raise ImageError(f"{task.id}: cannot copy {image.workdir} out of "
+                             f"{image.tag}: {exc}") from None
+        except OSError:  # another invocation made it meanwhile
+            if not folder.is_dir():
+                raise
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)
+        _prune(self.start_cache, keep=START_CACHE_ENTRIES)
+        return folder
 
     # --- outputs, checks, agents --------------------------------------------------------
 
@@ -115,7 +129,7 @@ class DockerRunner:
         else:
             raise WorkspaceError(f"{source}: expected a *.patch, *.diff or *.sh")
 
-    def checks(self, task: Task, workspace: Path, *, checks_dir: Path, runs_base: Path = None,
+    def checks(self, task: Task, workspace: Path, *, checks_dir: Path, runs_base: Path | None = None,
                extra_env: tuple[str, ...] = (), hide: tuple[Path, ...] = ()) -> CheckOutcome:
         """The task's checks in a fresh container: Harbor's test.sh and reward, or checks.py
         under the verdict rules of the local sandbox. The container sees none of the host's
@@ -157,7 +171,8 @@ class DockerRunner:
         lib = Path(ci_eval.__file__).resolve().parent
         mount = self.mount_point(task)
         env = {"CI_EVAL_TASK_DIR": TASK_MOUNT, "CI_EVAL_WORKSPACE": mount,
-               "CI_EVAL_REPORT_DIR": REPORTS_MOUNT, "PYTHONDONTWRITEBYTECODE": "1", "TZ": "UTC"}
+               "CI_EVAL_REPORT_DIR": REPORTS_MOUNT, "PYTHONDONTWRITEBYTECODE": "1", "TZ": "UTC",
+               "PYTHONPATH": LIB_MOUNT}  # for the pytest sessions the checks start
         finished = self._in_image(
             task, workspace, ("python3", "-I", f"{LIB_MOUNT}/ci_eval/{ENTRY}",
                               f"{TASK_MOUNT}/checks.py"),
@@ -227,6 +242,20 @@ class DockerRunner:
         reason = "" if finished.exit_code == 0 else f"agent exited {finished.exit_code}"
         return AgentOutcome(AgentKind.DONE, finished.seconds, reason,
                             exit_code=finished.exit_code, output=output)
+
+
+START_CACHE_ENTRIES = 20  # images whose WORKDIR contents are kept (the least recently used go)
+
+
+def default_start_cache() -> Path:
+    return default_log_dir().parent / "image-workspaces"
+
+
+def _prune(folder: Path, *, keep: int) -> None:
+    entries = sorted((p for p in folder.iterdir() if not p.name.startswith(".")),
+                     key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in entries[keep:]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def agent_container_env(agent, task: Task, run_no: int, mount: str) -> dict:

@@ -14,6 +14,7 @@ import subprocess
 import tarfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,12 @@ PROBE_TIMEOUT = 20.0
 # Where engines listen on Linux hosts (Docker, rootless Docker, containerd, Podman): all under
 # /run (= /var/run). isolation hides it from the agent; DOCKER_HOST's own folder is added.
 ENGINE_SOCKET_FOLDERS = ("/run",)
+
+
+# `docker run`'s own exit codes (the engine failed, the command could not be invoked or found)
+# and SIGKILL's (the memory limit): only then is the container's state asked for.
+ENGINE_EXIT_CODES = (125, 126, 127, 137)
+_remover = ThreadPoolExecutor(max_workers=2, thread_name_prefix="container-remover")
 
 
 class EngineError(Exception):
@@ -131,7 +138,7 @@ def run_container(argv: list[str], name: str, timeout: float, *,
 
     def on_timeout() -> None:
         expired.set()
-        remove_container(name)
+        kill_container(name)
 
     out, err = bytearray(), bytearray()
     readers = [threading.Thread(target=_drain, args=(stream, buf), daemon=True)
@@ -154,14 +161,19 @@ def run_container(argv: list[str], name: str, timeout: float, *,
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        state = _final_state(name)
-        remove_container(name)
+        timed_out = expired.is_set()
+        state = ("", False)
+        if not timed_out and (proc.returncode < 0 or proc.returncode in ENGINE_EXIT_CODES):
+            # ambiguous: the engine's own failure, the memory limit, or the command's own code
+            state = _final_state(name)
+        if proc.returncode < 0:  # the client was killed (Ctrl-C): the container may still run
+            kill_container(name)
+        _remover.submit(remove_container, name)  # off the critical path; waited for at exit
     if state is None:  # never created: what the client said is the engine's own refusal
         state = (f"the container was not created ({last_line(bytes(err)) or 'no reason given'})",
                  False)
     for reader in readers:
         reader.join(timeout=5)
-    timed_out = expired.is_set()
     return Finished(None if timed_out else proc.returncode, timed_out,
                     time.monotonic() - started, bytes(out[-OUTPUT_CAP_BYTES:]),
                     bytes(err[-OUTPUT_CAP_BYTES:]), *state)
@@ -191,6 +203,13 @@ def _drain(stream, buf: bytearray) -> None:
             del buf[: len(buf) - OUTPUT_CAP_BYTES]
 
 
+def kill_container(name: str) -> None:
+    try:
+        docker("kill", name, check=False, timeout=60)
+    except EngineError:
+        pass
+
+
 def remove_container(name: str) -> None:
     try:
         docker("rm", "--force", "--volumes", name, check=False, timeout=60)
@@ -200,18 +219,21 @@ def remove_container(name: str) -> None:
 
 @dataclass(frozen=True)
 class ImageConfig:
+    id: str  # the engine's image id (sha256:...)
     workdir: str  # "" when the image sets none
     user: str  # "" when the image sets none (root)
 
 
-def image_config(tag: str) -> ImageConfig:
-    proc = docker("image", "inspect", "--format", "{{.Config.WorkingDir}}\n{{.Config.User}}", tag)
-    lines = (proc.stdout.decode(errors="replace").splitlines() + ["", ""])[:2]
-    return ImageConfig(lines[0].strip(), lines[1].strip())
-
-
-def image_exists(tag: str) -> bool:
-    return docker("image", "inspect", "--format", "{{.Id}}", tag, check=False).returncode == 0
+def image_config(tag: str) -> ImageConfig | None:
+    """The image's id, WORKDIR and USER; None when the engine holds no such image."""
+    proc = docker("image", "inspect", "--format",
+                  "{{.Id}}\n{{.Config.WorkingDir}}\n{{.Config.User}}", tag, check=False)
+    if proc.returncode != 0:
+        if b"No such image" in proc.stderr or b"no such image" in proc.stderr.lower():
+            return None
+        raise EngineError(last_line(proc.stderr) or "docker image inspect failed")
+    lines = (proc.stdout.decode(errors="replace").splitlines() + ["", "", ""])[:3]
+    return ImageConfig(*(line.strip() for line in lines))
 
 
 def copy_out(tag: str, folder: str, target: Path) -> None:
@@ -224,6 +246,7 @@ def copy_out(tag: str, folder: str, target: Path) -> None:
     finally:
         remove_container(name)
     target.mkdir(parents=True)
+    target.chmod(0o755)
     with tarfile.open(fileobj=io.BytesIO(proc.stdout), mode="r:") as archive:
         archive.extractall(target, members=_plain_members(archive))
 

@@ -18,8 +18,8 @@ REWARD_TXT = "reward.txt"
 REWARD_JSON = "reward.json"
 REWARD_CAP_BYTES = 64 * 1024
 # bash when the image has it (Harbor's test.sh files are bash), else sh (a busybox image)
-TEST_COMMAND = ("/bin/sh", "-c", f"if command -v bash >/dev/null 2>&1; then exec bash "
-                f"{TESTS_MOUNT}/test.sh; else exec sh {TESTS_MOUNT}/test.sh; fi")
+TEST_COMMAND = ("/bin/sh", "-c", (f"if command -v bash >/dev/null 2>&1; then exec bash "
+                                  f"{TESTS_MOUNT}/test.sh; else exec sh {TESTS_MOUNT}/test.sh; fi"))
 
 
 def parse_reward(reward_txt: bytes | None, reward_json: bytes | None) -> tuple[float | None, str]:

@@ -36,6 +36,7 @@ class ImageError(Exception):
 @dataclass(frozen=True)
 class Image:
     tag: str
+    id: str  # the engine's image id: what a copied-out WORKDIR is cached by
     workdir: str  # the image's WORKDIR ("" when it sets none)
     user: str  # the image's USER ("" = root)
     built: bool  # False: the engine already held it
@@ -121,13 +122,18 @@ class ImageCache:
     def _provide(self, task: Task, settings: DockerSettings, tag: str) -> Image:
         started = time.monotonic()
         log = None
-        built = not engine.image_exists(tag)
+        config = engine.image_config(tag)
+        built = config is None
         if built:
             log = self.log_dir / f"{task.id}.build.log"
             build(tag, settings.context(task), settings.dockerfile_path(task), log,
                   timeout=settings.build_timeout, task_id=task.id)
-        config = engine.image_config(tag)
-        return Image(tag, config.workdir, config.user, built, time.monotonic() - started, log)
+            config = engine.image_config(tag)
+            if config is None:
+                raise ImageError(f"{task.id}: the build of {tag} ended but the engine has no "
+                                 f"such image (log: {log})")
+        return Image(tag, config.id, config.workdir, config.user, built,
+                     time.monotonic() - started, log)
 
 
 def build(tag: str, context: Path, dockerfile: Path, log: Path, *, timeout: float,
