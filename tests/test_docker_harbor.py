@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from docker_helpers import busybox_image, docker_engine  # noqa: F401 - fixtures
 
+from ci_eval.run.docker.images import context_hash
+
 HARBOR_TASK = Path(__file__).parent / "fixtures" / "harbor" / "broken-inventory"
 
 
@@ -47,21 +49,12 @@ def test_import_maps_task_toml_and_keeps_the_folders(harbor_root):
 
 
 def test_verify_on_docker_fails_untouched_and_passes_the_solution(harbor_root, cli):
+    assert not Path("/opt/inventory/items.csv").exists()  # the answer is only in the image
     result = cli("verify", "--root", harbor_root, "--runner", "docker", "--json", timeout=180)
     assert result.returncode == 0, result.stdout + result.stderr
     verdict = json.loads(result.stdout)["tasks"][0]
     assert verdict["valid"] and verdict["states_checked"] == 2, verdict
     assert "image ci-eval/task-001-broken-inventory:" in result.stderr
-
-
-def test_verify_refuses_a_solution_that_only_works_on_the_host(harbor_root, cli):
-    """solve.sh runs in the container: one that computes the wrong count is caught, and the
-    inventory exists only in the image (the host has no /opt/inventory)."""
-    assert not Path("/opt/inventory/items.csv").exists()
-    (task_dir(harbor_root) / "solution" / "solve.sh").write_text("#!/bin/sh\necho 12 > answer.txt\n")
-    result = cli("verify", "--root", harbor_root, "--runner", "docker", timeout=180)
-    assert result.returncode == 1, result.stdout + result.stderr
-    assert "solution/: checks fail, expected pass: reward 0" in result.stdout
 
 
 def test_verify_on_local_is_bad_input_for_a_harbor_task(harbor_root, cli):
@@ -76,19 +69,20 @@ def runs(root: Path) -> list[dict]:
 
 
 def test_reference_passes_and_noop_fails(harbor_root, cli):
-    passed = cli("run", "--root", harbor_root, "--agent", "reference", "-k", "2", "--json",
+    passed = cli("run", "--root", harbor_root, "--agent", "reference", "-k", "1", "--json",
                  timeout=180)
     assert passed.returncode == 0, passed.stderr
-    assert [r["status"] for r in runs(harbor_root)] == ["pass", "pass"]
-    assert all("reward 1 (reward.txt)" in r["reason"] for r in runs(harbor_root))
+    assert " built in " in passed.stderr
+    assert [r["status"] for r in runs(harbor_root)] == ["pass"]
+    assert "reward 1 (reward.txt)" in runs(harbor_root)[0]["reason"]
     assert "answer.txt" in runs(harbor_root)[0]["diff"]
-    failed = cli("run", "--root", harbor_root, "--agent", "noop", "-k", "2", "--fresh",
+    assert list((harbor_root / "results" / "logs" / "images").glob("*.build.log"))
+    failed = cli("run", "--root", harbor_root, "--agent", "noop", "-k", "1", "--fresh",
                  timeout=180)
     assert failed.returncode == 0, failed.stderr
-    assert [r["status"] for r in runs(harbor_root)] == ["fail", "fail"]
-    assert all("reward 0" in r["reason"] for r in runs(harbor_root))
-    log = harbor_root / "results" / "logs" / "images"
-    assert not log.exists() or list(log.glob("*.build.log"))  # built here, or found cached
+    assert "found in the engine (context unchanged)" in failed.stderr  # built once, reused
+    assert [r["status"] for r in runs(harbor_root)] == ["fail"]
+    assert "reward 0" in runs(harbor_root)[0]["reason"]
 
 
 def test_an_agent_placed_in_the_container_sees_the_image(harbor_root, cli):
@@ -129,19 +123,20 @@ def test_a_build_past_its_timeout_is_an_error(harbor_root, cli):
     assert "task-001-broken-inventory: image build timed out after 2s" in result.stderr
 
 
-def test_the_image_is_reused_while_its_context_is_unchanged(harbor_root, cli):
-    first = cli("verify", "--root", harbor_root, timeout=180)
-    second = cli("verify", "--root", harbor_root, timeout=180)
-    assert first.returncode == second.returncode == 0
-    assert "found in the engine (context unchanged)" in second.stderr
-    (task_dir(harbor_root) / "environment" / "README.md").write_text("changed\n")
-    third = cli("verify", "--root", harbor_root, timeout=180)
-    assert third.returncode == 0 and " built in " in third.stderr
-    tags = {line.split("image ")[1].split()[0] for line in (second.stderr, third.stderr)
-            for line in line.splitlines() if "image ci-eval/" in line}
-    assert len(tags) == 2
-
-
+def test_the_tag_follows_the_build_context(tmp_path):
+    context = tmp_path / "environment"
+    context.mkdir()
+    dockerfile = context / "Dockerfile"
+    dockerfile.write_text("FROM scratch\n")
+    (context / "data.txt").write_text("one\n")
+    first = context_hash(context, dockerfile)
+    assert context_hash(context, dockerfile) == first
+    (context / "data.txt").write_text("two\n")
+    second = context_hash(context, dockerfile)
+    (context / "data.txt").chmod(0o755)
+    third = context_hash(context, dockerfile)
+    dockerfile.write_text("FROM scratch\n# changed\n")
+    assert len({first, second, third, context_hash(context, dockerfile)}) == 4
 
 
 def test_grade_a_patch_on_docker(harbor_root, cli, tmp_path):

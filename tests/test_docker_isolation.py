@@ -66,35 +66,28 @@ class Listener:
             conn.close()
 
 
-def test_checks_containers_have_no_network(tmp_path, cli, busybox_image):  # noqa: F811
-    listener = Listener()
-    probe = f"echo ping | nc -w 3 127.0.0.1 {listener.port}"
-    honest = subprocess.run(["busybox", "sh", "-c", probe], capture_output=True, timeout=30, check=False)
-    assert honest.returncode == 0 and listener.accepted == 1  # the client reaches it from here
-    harbor_task(tmp_path, textwrap.dedent(f"""\
-        #!/bin/sh
-        if {probe}; then echo NETWORK-REACHED; echo 1 > /logs/verifier/reward.txt
-        else echo NETWORK-UNREACHABLE; echo 0 > /logs/verifier/reward.txt; fi
-        """))
-    record = one_run(tmp_path, cli, "--agent", "noop")
-    assert record["status"] == "fail" and "NETWORK-UNREACHABLE" in record["reason"], record
-    assert listener.accepted == 1
-
-
 CGROUP_PROBE = textwrap.dedent("""\
-    #!/bin/sh
     read_first() { for f in "$@"; do [ -r "$f" ] && { tr '\\n' ' ' < "$f"; return; }; done; echo none; }
     echo "LIMITS pids=$(read_first /sys/fs/cgroup/pids.max /sys/fs/cgroup/pids/pids.max)" \\
       "mem=$(read_first /sys/fs/cgroup/memory.max /sys/fs/cgroup/memory/memory.limit_in_bytes)" \\
       "cpu=$(read_first /sys/fs/cgroup/cpu.max /sys/fs/cgroup/cpu/cpu.cfs_quota_us)" \\
       "$(grep -E '^(CapEff|NoNewPrivs)' /proc/self/status | tr -s '\\t\\n' '= ')"
-    echo 1 > /logs/verifier/reward.txt
     """)
 
 
-def test_the_tasks_limits_apply_inside(tmp_path, cli, busybox_image):  # noqa: F811
-    harbor_task(tmp_path, CGROUP_PROBE, docker=LIMITS)
+def test_checks_containers_have_no_network_and_the_tasks_limits(tmp_path, cli, busybox_image):  # noqa: F811
+    listener = Listener()
+    probe = f"echo ping | nc -w 3 127.0.0.1 {listener.port}"
+    honest = subprocess.run(["busybox", "sh", "-c", probe], capture_output=True, timeout=30,
+                            check=False)
+    assert honest.returncode == 0 and listener.accepted == 1  # the client reaches it from here
+    harbor_task(tmp_path, "#!/bin/sh\n" + CGROUP_PROBE + textwrap.dedent(f"""\
+        if {probe}; then echo NETWORK-REACHED; echo 1 > /logs/verifier/reward.txt
+        else echo NETWORK-UNREACHABLE; echo 0 > /logs/verifier/reward.txt; fi
+        """), docker=LIMITS)
     record = one_run(tmp_path, cli, "--agent", "noop")
+    assert record["status"] == "fail" and "NETWORK-UNREACHABLE" in record["reason"], record
+    assert listener.accepted == 1
     line = record["reason"].split("LIMITS ", 1)[1]
     assert "pids=64 " in line, line
     assert f"mem={96 * 1024 * 1024} " in line, line
