@@ -37,14 +37,19 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import ci_eval
 from ci_eval import strict_json
 from ci_eval.grading.rubric import RUBRIC_FILE, task_grading
 from ci_eval.grading.testids import judge_tests
 from ci_eval.output import UntrustedFile, read_capped
-from ci_eval.run import bytecode
-from ci_eval.run.restore import add_file, restore
-from ci_eval.run.pytest_report import (ReportError, read_report, sentinel_ids, sentinel_problem,
-                                       write_report)
+from ci_eval.run.pytest_report import (
+    ReportError,
+    read_report,
+    sentinel_ids,
+    sentinel_problem,
+    write_report,
+)
+from ci_eval.run.restore import add_file, conftests_on_the_way, pristine_ini, restore
 from ci_eval.run.strays import descendants, end_strays, run_step
 
 READ_CAP_BYTES = 16 * 1024 * 1024  # the most a helper reads of one workspace file
@@ -208,7 +213,7 @@ _PYTEST_LAUNCHER = (
     "sys.path.pop(0)\n"
     "session.main()\n"
 )
-_CI_EVAL_FOLDER = str(Path(bytecode.__file__).resolve().parents[2])
+_CI_EVAL_FOLDER = str(Path(ci_eval.__file__).resolve().parents[1])
 _COLLECT_ONLY = ("--collect-only", "--co")
 
 
@@ -224,9 +229,6 @@ class PytestRun:
     problem: str = ""
 
 
-PYTEST_CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
-_INI_SECTIONS = {"pyproject.toml": "[tool.pytest.ini_options]", "tox.ini": "[pytest]",
-                 "setup.cfg": "[tool:pytest]"}
 _report_numbers = itertools.count(1)
 _private_report_dir: list[Path] = []
 
@@ -252,9 +254,10 @@ def run_pytest(args: Iterable[str] = (), *, plugins: Iterable[str] = (),
     if workspace_config:
         config_args = []
     elif project_config:
-        restore_pristine(_conftests_on_the_way(args))
+        restore_pristine(conftests_on_the_way(args))
         # confcutdir: no conftest.py from above the workspace (/tmp, HOME: earlier steps write)
-        config_args = ["-c", _pristine_ini(), "--rootdir", ".", "--confcutdir", "."]
+        config_args = ["-c", pristine_ini(task_dir() / "repo-state"), "--rootdir", ".",
+                       "--confcutdir", "."]
     else:
         config_args = ["--noconftest", "-c", os.devnull, "--rootdir", "."]
     plugin_args = [arg for name in plugins for arg in ("-p", name)]
@@ -357,31 +360,6 @@ def _report_dir() -> Path:
         # each later sandbox has to cover
         atexit.register(shutil.rmtree, _private_report_dir[0], True)
     return _private_report_dir[0]
-
-
-def _pristine_ini() -> str:
-    """The ini file pytest would pick in repo-state/ (the pristine project), else none."""
-    pristine = task_dir() / "repo-state"
-    for name in PYTEST_CONFIG_FILES:
-        candidate = pristine / name
-        if not candidate.is_file():
-            continue
-        section = _INI_SECTIONS.get(name)
-        if section is None or section in candidate.read_text(errors="replace"):
-            return str(candidate)
-    return os.devnull
-
-
-def _conftests_on_the_way(args: list[str]) -> list[str]:
-    """conftest.py of the workspace root and of every folder down to each named test file."""
-    paths = {"conftest.py"}
-    for arg in args:
-        if arg.startswith("-"):
-            continue
-        parts = Path(arg.split("::", 1)[0]).parts
-        for depth in range(1, len(parts)):
-            paths.add(str(Path(*parts[:depth]) / "conftest.py"))
-    return sorted(paths)
 
 
 Check = CheckResult | Callable[[], CheckResult]

@@ -36,6 +36,7 @@ from _pytest.assertion import rewrite
 from ci_eval.run import pytest_report
 from ci_eval.run.bytecode import ignore_bytecode
 
+
 def sentinel_tests(session, must_fail: str, must_pass: str) -> list[pytest.Function]:
     """The two sentinel tests, plain test functions of a module that lives only in memory at
     the (non-existent) file their ids name: to code under test they look like any other test,

@@ -1,5 +1,6 @@
 """Putting pristine files into the agent's workspace for the checks (ci_eval.checks'
-restore_pristine and add_hidden_tests).
+restore_pristine and add_hidden_tests), and the project's pytest configuration as the pristine
+project has it (run_pytest's project_config).
 
 Nothing is written through a link the agent made (a folder on the way that is a symlink is
 removed and made again as a real folder), and what Python would load in place of a file put back
@@ -9,6 +10,7 @@ same name): restoring a test file is worthless while a forged compiled copy sits
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -58,3 +60,32 @@ def unlink_symlinked_parents(target: Path) -> None:
     for parent in reversed(target.parents):
         if parent != Path(".") and parent.is_symlink():
             parent.unlink()
+
+
+PYTEST_CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+_INI_SECTIONS = {"pyproject.toml": "[tool.pytest.ini_options]", "tox.ini": "[pytest]",
+                 "setup.cfg": "[tool:pytest]"}
+
+
+def pristine_ini(pristine: Path) -> str:
+    """The ini file pytest would pick in the pristine project folder, else os.devnull."""
+    for name in PYTEST_CONFIG_FILES:
+        candidate = pristine / name
+        if not candidate.is_file():
+            continue
+        section = _INI_SECTIONS.get(name)
+        if section is None or section in candidate.read_text(errors="replace"):
+            return str(candidate)
+    return os.devnull
+
+
+def conftests_on_the_way(args: list[str]) -> list[str]:
+    """conftest.py of the workspace root and of every folder down to each named test file."""
+    paths = {"conftest.py"}
+    for arg in args:
+        if arg.startswith("-"):
+            continue
+        parts = Path(arg.split("::", 1)[0]).parts
+        for depth in range(1, len(parts)):
+            paths.add(str(Path(*parts[:depth]) / "conftest.py"))
+    return sorted(paths)

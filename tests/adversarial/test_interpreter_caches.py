@@ -63,7 +63,7 @@ def pytest_sessionfinish(session, exitstatus):
         json.dump({"version": 1, "exit_status": 0, "tests": tests}, handle)
 '''
 
-AGENT = '''import importlib.util, marshal, os, sys
+AGENT = f'''import importlib.util, marshal, os, sys
 from importlib._bootstrap_external import _code_to_hash_pyc, _code_to_timestamp_pyc
 from pathlib import Path
 
@@ -71,8 +71,8 @@ if os.environ["CI_EVAL_RUN"] != "1":
     sys.exit(0)  # run 2: the honest twin, which changes nothing
 from _pytest.assertion.rewrite import PYC_TAIL
 
-FORGE = {forge!r}
-FAKE_REPORT = {fake_report!r}
+FORGE = {FORGE!r}
+FAKE_REPORT = {FAKE_REPORT!r}
 TAG = sys.implementation.cache_tag
 KINDS = ("timestamp", "checked-hash", "unchecked-hash")
 
@@ -152,7 +152,7 @@ else:
     forge_bytecode([variant] if variant else list(KINDS))
     if variant is None:
         runner_leftovers()
-'''.format(forge=FORGE, fake_report=FAKE_REPORT)
+'''
 
 HOOK_THEN_TESTS = (
     'from ci_eval.checks import main, run_tests, shell_exit_zero\n'
