@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from importlib import machinery
 from pathlib import Path
 
@@ -90,10 +91,11 @@ def _installation() -> tuple[str, ...]:
         sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}))
 
 
-def ignore_bytecode(root: str) -> None:
+def ignore_bytecode(root: str) -> Callable[[str], bool]:
     """From now on in this process, a module below `root`, or anywhere outside the interpreter's
     installation, is compiled from its source: SourceFileLoader reads no cached bytecode for it
-    (and writes none), and a bytecode-only module there is not imported."""
+    (and writes none), and a bytecode-only module there is not imported. Returns the test of a
+    path for "below root or outside the installation" (for pytest's own cache)."""
     root = os.path.realpath(root)
     trusted = _installation()
     if _inside(root, trusted):
@@ -122,3 +124,4 @@ def ignore_bytecode(root: str) -> None:
 
     machinery.SourceFileLoader.path_stats = path_stats
     machinery.SourcelessFileLoader.get_code = get_code
+    return untrusted

@@ -1,5 +1,7 @@
 """The pytest process of a checks session (ci_eval.checks.run_pytest starts it, as
 `python -s -c "...import ci_eval.run.pytest_session as session; session.main()" ARGS`).
+DESIGN.md, "Trust model": test outcomes come from a report the harness chose, and nothing the
+test runner or interpreter loads comes from a place the agent could write.
 
 Nothing in it may come from a place the agent could write in the harness's stead:
 - the workspace is off sys.path until pytest, this module and the report plugin are imported, and
@@ -9,8 +11,8 @@ Nothing in it may come from a place the agent could write in the harness's stead
   on sys.path (last, as `python -m pytest` has the current folder) when the initial conftest.py
   files load, before any test module is imported;
 - modules of the workspace, and of anywhere outside the interpreter's installation, are compiled
-  from their source (bytecode.ignore_bytecode), and pytest reads no rewritten-test cache: a
-  planted `__pycache__` is never loaded, whatever its header says;
+  from their source (bytecode.ignore_bytecode), and pytest reads no rewritten-test cache of
+  theirs: a planted `__pycache__` is never loaded, whatever its header says;
 - the interpreter runs with -s (no user site-packages: ~/.local is writable by earlier steps of
   the checks) and pytest with `-p no:cacheprovider` (no `.pytest_cache`), no plugin autoload.
 
@@ -117,11 +119,13 @@ class Harness:
             session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
 
 
-def _no_rewrite_cache(*_args, **_kwargs):
-    return None  # every test module and conftest.py is rewritten from its source
-
-
 def main() -> None:
-    ignore_bytecode(os.getcwd())
-    rewrite._read_pyc = _no_rewrite_cache
+    untrusted = ignore_bytecode(os.getcwd())
+    read_pyc = rewrite._read_pyc
+
+    def read_trusted_pyc(source, pyc, trace=lambda _message: None):
+        # a test module or conftest.py of the workspace is rewritten from its source
+        return None if untrusted(str(source)) else read_pyc(source, pyc, trace)
+
+    rewrite._read_pyc = read_trusted_pyc
     sys.exit(pytest.main(plugins=[pytest_report, Harness()]))
