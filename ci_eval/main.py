@@ -27,15 +27,18 @@ from ci_eval.errors import EXIT_BAD_INPUT, UserError
 EXIT_INTERNAL = 3  # an unexpected exception (a bug): see the module docstring
 DEBUG_ENV = "CI_EVAL_DEBUG"
 
-# (subcommand, module). Each module defines add_parser(subparsers) and run(args) -> int.
+# (subcommand, module). Each module defines add_parser(subparsers) and run(args) -> int. In the
+# order of a user's first hour, then the steps the GitHub Action runs (ACTION_STEPS).
 COMMANDS = [
-    ("list", "ci_eval.commands.list_tasks"),
+    ("init", "ci_eval.commands.init"),
+    ("new-task", "ci_eval.commands.new_task"),
+    ("import", "ci_eval.commands.import_tasks"),
     ("validate", "ci_eval.commands.validate"),
-    ("schema", "ci_eval.commands.schema"),
+    ("verify", "ci_eval.commands.verify"),
+    ("list", "ci_eval.commands.list_tasks"),
     ("run", "ci_eval.commands.run"),
     ("report", "ci_eval.commands.report"),
     ("show", "ci_eval.commands.show"),
-    ("verify", "ci_eval.commands.verify"),
     ("grade", "ci_eval.commands.grade"),
     ("compare", "ci_eval.commands.compare"),
     ("baseline", "ci_eval.commands.baseline"),
@@ -43,23 +46,53 @@ COMMANDS = [
     ("history", "ci_eval.commands.history"),
     ("gc", "ci_eval.commands.gc"),
     ("restore", "ci_eval.commands.restore"),
-    ("new-task", "ci_eval.commands.new_task"),
-    ("import", "ci_eval.commands.import_tasks"),
+    ("schema", "ci_eval.commands.schema"),
     ("plan", "ci_eval.commands.plan"),
     ("merge", "ci_eval.commands.merge"),
     ("gate", "ci_eval.commands.gate"),
     ("comment", "ci_eval.commands.comment"),
     ("propose-baseline", "ci_eval.commands.propose_baseline"),
     ("propose-archive", "ci_eval.commands.propose_archive"),
-    ("init", "ci_eval.commands.init"),
 ]
+ACTION_STEPS = ("plan", "merge", "gate", "comment", "propose-baseline", "propose-archive")
+GLOBAL_OPTIONS = ("--root", "--version", "-h", "--help")
+
+
+def usage_hint(message: str, argv: list[str], commands) -> str:
+    """What to add to argparse's message: "did you mean" for a mistyped subcommand, and that a
+    subcommand's options follow it (`ci-eval --agent x run` reads x as the subcommand)."""
+    import difflib
+    import re
+
+    found = re.search(r"invalid choice: '([^']*)'", message)
+    if not found:
+        return ""
+    word = found.group(1)
+    hints = []
+    close = difflib.get_close_matches(word, list(commands), n=1, cutoff=0.6)
+    if close:
+        hints.append(f"did you mean {close[0]!r}?")
+    before = argv[:argv.index(word)] if word in argv else []
+    options = [a for a in before if a.startswith("-") and a.split("=", 1)[0] not in GLOBAL_OPTIONS]
+    if options:
+        after = argv[argv.index(word) + 1:]
+        command = next((a for a in after if a in commands), "COMMAND")
+        moved = [a for a in [*before, word] if a.split("=", 1)[0] not in GLOBAL_OPTIONS]
+        hints.append(f"options of a subcommand go after it: ci-eval {command} "
+                     f"{' '.join(moved)} ... (only --root goes before)")
+    return ("; " + "; ".join(hints)) if hints else ""
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse exits 2 on usage errors already; keep its message to one line."""
 
     def error(self, message: str):
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+        names = [name for name, _ in COMMANDS]
+        hint = usage_hint(message, sys.argv[1:], names) if self.prog == "ci-eval" else ""
+        if "(choose from" in message and self.prog == "ci-eval":
+            message = message.split(" (choose from", 1)[0]
+            hint += " (see ci-eval --help)"
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}{hint}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -70,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"ci-eval {__version__}")
     parser.add_argument("--root", dest="global_root", default=None, metavar="DIR", help=ROOT_HELP)
+    parser.epilog = ("Steps of the GitHub Action (action.yml runs them; rarely typed): "
+                     + ", ".join(ACTION_STEPS) + ".")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for _name, module_name in COMMANDS:

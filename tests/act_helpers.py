@@ -63,10 +63,15 @@ def pr_event(number: int, *, head_repo: str = REPOSITORY) -> dict:
             "repository": {"full_name": REPOSITORY, "default_branch": "main"}}
 
 
-def stand_in_flags() -> list[str]:
-    """--local-repository for every commit-pinned actions/* that action.yml uses."""
+def stand_in_flags(repo: Path | None = None) -> list[str]:
+    """--local-repository for every commit-pinned actions/* that action.yml or the workflows
+    of `repo` use (actions/checkout aside: act copies the repository itself)."""
+    texts = [(REPO_ROOT / "action.yml").read_text()]
+    if repo is not None:
+        texts += [p.read_text() for p in sorted((repo / ".github" / "workflows").glob("*.yml"))]
     flags = []
-    for name, ref in sorted(set(PIN_RE.findall((REPO_ROOT / "action.yml").read_text()))):
+    pins = {pin for text in texts for pin in PIN_RE.findall(text) if pin[0] != "actions/checkout"}
+    for name, ref in sorted(pins):
         stub = STUBS / name.split("/", 1)[1]
         flags += ["--local-repository", f"{name}@{ref}={stub}"]
     return flags
@@ -89,8 +94,10 @@ def run_act(repo: Path, fake, work: Path, *, event: dict, workflow: str = "eval.
             "--env", f"GITHUB_API_URL={fake.url}",
             "--env", f"CI_EVAL_TEST_ARTIFACTS={artifacts}",
             "--env", "CI_EVAL_BACKOFF_SCALE=0",
+            # this checkout's ci_eval, not whatever the interpreter's editable install points at
+            "--env", f"PYTHONPATH={REPO_ROOT}",
             "-s", f"GITHUB_TOKEN={TOKEN}",
-            *stand_in_flags(), *extra_flags]
+            *stand_in_flags(repo), *extra_flags]
     for name, value in (env or {}).items():
         argv += ["--env", f"{name}={value}"]
     for name, value in {"CI_EVAL_SETUP_PYTHON": "false", **(variables or {})}.items():

@@ -200,7 +200,7 @@ def env_problem(agent: AgentConfig, environ: Mapping[str, str]) -> str | None:
         if login is not None and os.path.isfile(login):
             return None  # the tool's own login file: copied into the agent's HOME (run/home.py)
         logged_in = f", or log in with {preset.program} (no {login})" if login else ""
-        return (f"agent {agent.name} ({agent.preset}): none of its key variables is set "
+        return (f"agent {agent.name} ({agent.preset}): {preset.key_env[0]} is not set "
                 f"(set one of {', '.join(preset.key_env)}{logged_in})")
     return None
 

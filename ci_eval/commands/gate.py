@@ -66,6 +66,14 @@ def add_parser(subparsers) -> None:
                         help="run summaries of earlier runs (`ci-eval history fetch --out`): "
                         "when the folder holds any, the comment's full table gets a History "
                         "column (a trend of each task's last runs); relative to --root")
+    parser.add_argument("--plan", metavar="JSON",
+                        help="the plan job's output `plan` ({\"of\": N, \"shards\": {...}}): a "
+                        "planned shard whose RESULTS/shard-I/ is missing (its job died before "
+                        "the upload) makes its tasks inconclusive, named by shard, and fails "
+                        "the gate")
+    parser.add_argument("--plan-result", metavar="RESULT",
+                        help="the plan job's result (needs.plan.result): anything but success "
+                        "posts that no task was evaluated and exits 1")
     parser.set_defaults(handler=run)
 
 
@@ -132,6 +140,54 @@ def on_default_branch(ctx, verdict, compared, history_dir, k=None):
     return history.write_summary(history_dir, summary)
 
 
+def publish(markdown: str, ctx, args) -> str:
+    """The step summary, then the sticky comment on the pull request (never raising: posting
+    never changes the exit code); the comment's URL or ""."""
+    import sys
+
+    from ci_eval.github import actions
+    from ci_eval.github.comment import Posted, post_or_fall_back
+
+    in_summary = actions.append_summary(markdown)
+    pr = args.pr or (ctx.pr_number if ctx.event_name == "pull_request" else None)
+    if not pr or args.no_comment:
+        return ""
+    try:
+        posted = post_or_fall_back(args.repo or ctx.repository, pr, markdown,
+                                   summary_has_body=in_summary, author=args.author)
+    except Exception as exc:  # noqa: BLE001 - posting never changes the gate's exit code
+        posted = Posted(None, f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
+    if posted.result:
+        print(f"ci-eval: {posted.result.action} the comment {posted.result.url}", file=sys.stderr)
+        return posted.result.url
+    actions.warning(f"the PR comment was not posted: {posted.problem}", title="ci-eval")
+    return ""
+
+
+def fail_without_verdict(markdown: str, headline: str, ctx, args) -> int:
+    """A run with nothing to compare (setup broken, plan failed): one annotation, the comment,
+    the outputs of a failed gate, exit 1."""
+    import os
+    import sys
+
+    from ci_eval.github import actions
+
+    actions.error(headline, title="ci-eval")
+    url = publish(markdown, ctx, args)
+    if os.environ.get("GITHUB_OUTPUT"):
+        actions.set_outputs({"verdict": "fail", "regressed": "0", "failed": "0",
+                             "exit-code": "1", "comment-url": url})
+    print(f"FAIL {headline}", file=sys.stderr)
+    return 1
+
+
+def present_shards(results_dir) -> set[int]:
+    from ci_eval.results.merge import SHARD_GLOB
+
+    return {int(p.name.split("-", 1)[1]) for p in results_dir.glob(SHARD_GLOB)
+            if p.is_dir() and p.name.split("-", 1)[1].isdigit()}
+
+
 def run(args: argparse.Namespace) -> int:
     import os
     import sys
@@ -139,9 +195,11 @@ def run(args: argparse.Namespace) -> int:
 
     from ci_eval.agents.config import load_config
     from ci_eval.github import actions, context
-    from ci_eval.github.comment import Posted, post_or_fall_back
+    from ci_eval.render import no_verdict
     from ci_eval.render.compare import render_markdown, render_table, verdict_line
-    from ci_eval.results.merge import merge_shard_folders
+    from ci_eval.results import setup_problem
+    from ci_eval.results.merge import SHARD_GLOB, merge_shard_folders
+    from ci_eval.verdict import planned_shards
     from ci_eval.verdict.assemble import build_verdict
 
     ctx = context.from_env()
@@ -153,34 +211,42 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     root = Path(args.root)
-    compared, shards = merge_shard_folders(root / args.results)
+    commit = args.commit or ctx.sha
+    if args.plan_result and args.plan_result != "success":
+        return fail_without_verdict(
+            no_verdict.render_plan_failed(args.plan_result, run_url=ctx.run_url, commit=commit),
+            no_verdict.plan_failed_headline(args.plan_result), ctx, args)
+    plan = planned_shards.parse_plan(args.plan) if args.plan else None
+    results_dir = root / args.results
+    problems = setup_problem.find(results_dir, SHARD_GLOB) if results_dir.is_dir() else []
+    if problems:
+        return fail_without_verdict(
+            no_verdict.render_setup_broken(problems, run_url=ctx.run_url, commit=commit),
+            no_verdict.setup_headline(problems), ctx, args)
+    if plan:
+        results_dir.mkdir(parents=True, exist_ok=True)
+    compared, shards = merge_shard_folders(results_dir)
     if shards:
         print(f"ci-eval: merged {shards} shard folder(s) into {compared}", file=sys.stderr)
     verdict = build_verdict(root, compared, args.baseline, k=args.k,
                             allow_agent_mismatch=args.allow_agent_mismatch,
-                            rules=load_config(root).gate)
-    commit = args.commit or ctx.sha
+                            rules=load_config(root).gate, allow_empty=plan is not None)
+    incomplete = False
+    if plan:
+        count, planned = plan
+        links = {i: ctx.run_url for i in planned if ctx.run_url}
+        present = present_shards(results_dir)
+        incomplete = bool(set(planned) - present)
+        verdict = planned_shards.mark_missing(verdict, count, planned, present, links)
     markdown = render_markdown(verdict, commit=commit, trends=_trends(root, args.history))
     sys.stdout.write(render_table(verdict, commit=commit))
-    in_summary = actions.append_summary(markdown)
     for message in actions.limit_annotations(failure_messages(verdict)):
         actions.error(message, title="ci-eval")
-
-    comment_url = ""
-    pr = args.pr or (ctx.pr_number if ctx.event_name == "pull_request" else None)
-    if pr and not args.no_comment:
-        try:
-            posted = post_or_fall_back(args.repo or ctx.repository, pr, markdown,
-                                       summary_has_body=in_summary, author=args.author)
-        except Exception as exc:  # noqa: BLE001 - posting never changes the gate's exit code
-            posted = Posted(None, f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
-        if posted.result:
-            comment_url = posted.result.url
-            print(f"ci-eval: {posted.result.action} the comment {comment_url}", file=sys.stderr)
-        else:
-            actions.warning(f"the PR comment was not posted: {posted.problem}", title="ci-eval")
-    outputs = outputs_of(verdict, comment_url)
-    if context.on_default_branch(ctx) and not args.no_history:
+    outputs = outputs_of(verdict, publish(markdown, ctx, args))
+    if incomplete and context.on_default_branch(ctx):
+        actions.notice("no run summary recorded: a planned shard is missing (the history "
+                       "keeps complete runs only)", title="ci-eval")
+    elif context.on_default_branch(ctx) and not args.no_history:
         history_dir = root / (args.history_out or f"{args.results}/{HISTORY_FOLDER}")
         written = on_default_branch(ctx, verdict, compared, history_dir, k=args.k)
         outputs["history-summary"] = str(written.resolve())

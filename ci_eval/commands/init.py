@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ci_eval.agents import installs
 from ci_eval.commands.options import add_root_argument
 
 ACTION_REPO = "ci-eval/ci-eval"
@@ -80,7 +81,51 @@ def agent_env_block(env_names: tuple[str, ...]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_workflow(text: str, *, action: str, default_branch: str, env_block: str) -> str:
+SETUP_NODE = "actions/setup-node@49933ea5288caeca8642d1e84afbd3f7d6820020 # v4.4.0"
+# Reused when PREFIX already holds the pinned version (see agents/installs.py).
+_INSTALLED_VERSION = {
+    "npm": 'node -p "require(process.argv[1]).version" '
+           '"$prefix/lib/node_modules/$PACKAGE/package.json" 2>/dev/null',
+    "pip": '"$prefix/venv/bin/python" -c "import importlib.metadata as m, sys; '
+           'print(m.version(sys.argv[1]))" "$PACKAGE" 2>/dev/null',
+}
+_INSTALL_COMMANDS = {
+    "npm": ['npm install --global --prefix "$prefix" --no-fund --no-audit --loglevel=error \\',
+            '  "$PACKAGE@$VERSION"'],
+    "pip": ['python3 -m venv "$prefix/venv"',
+            '"$prefix/venv/bin/python" -m pip install --quiet --disable-pip-version-check \\',
+            '  "$PACKAGE==$VERSION"',
+            'mkdir -p "$prefix/bin"',
+            'ln -sf "$prefix/venv/bin/$PROGRAM" "$prefix/bin/$PROGRAM"'],
+}
+
+
+def agent_install_block(install) -> str:
+    """The steps before the run step that put the preset's CLI, at its pinned version, on PATH
+    ("" for agents that need none; a comment for a tool with no registry package)."""
+    if install is None:
+        return ""
+    if install.kind is None:
+        return (f"      # {install.program}: {install.model_note}\n")
+    steps = []
+    if install.kind == "npm":
+        steps += [f"      - uses: {SETUP_NODE}", "        with:",
+                  f'          node-version: "{installs.NODE_VERSION}"']
+    steps += [f"      - name: Install {install.program} ({install.spec})",
+              "        shell: bash", "        env:",
+              f'          PACKAGE: "{install.package}"', f'          VERSION: "{install.version}"',
+              f"          PROGRAM: {install.program}",
+              "        run: |", "          set -euo pipefail",
+              "          # CI_EVAL_AGENT_PREFIX: a folder kept between runs (self-hosted runners)",
+              '          prefix="${CI_EVAL_AGENT_PREFIX:-$RUNNER_TEMP/ci-eval-agent}"',
+              f'          if [ "$({_INSTALLED_VERSION[install.kind]})" != "$VERSION" ]; then']
+    steps += [f"            {line}" for line in _INSTALL_COMMANDS[install.kind]]
+    steps += ["          fi", '          echo "$prefix/bin" >> "$GITHUB_PATH"']
+    return "\n".join(steps) + "\n"
+
+
+def render_workflow(text: str, *, action: str, default_branch: str, env_block: str,
+                    install_block: str = "") -> str:
     """Fill a workflow template. An action ref that is not a commit SHA gets a note (and a zizmor
     ignore, since the user chose it): pin it with `--action OWNER/REPO@SHA` where policy asks."""
     import re
@@ -88,6 +133,7 @@ def render_workflow(text: str, *, action: str, default_branch: str, env_block: s
     pinned = re.fullmatch(r"[0-9a-f]{40}", action.rsplit("@", 1)[1]) is not None
     note = "" if pinned else "  # pin to a commit SHA if you can  # zizmor: ignore[unpinned-uses]"
     text = text.replace("        # @@AGENT_ENV@@\n", env_block).replace("@@PIN_NOTE@@", note)
+    text = text.replace("      # @@AGENT_INSTALL@@\n", install_block)
     return (text.replace("@@ACTION_REPO@@", action.split("@", 1)[0])
             .replace("@@ACTION@@", action).replace("@@DEFAULT_BRANCH@@", default_branch))
 
@@ -122,12 +168,15 @@ def planned_files(root, args) -> dict:
     config = parse_config(yaml.safe_load(config_text), "ci-eval.yaml (to be written)")
     agent = resolve_agent(config, args.agent, None)
     branch = args.default_branch or _branch(root)
-    env_block = agent_env_block(agent.env)
+    install = installs.install_for(agent.preset)
+    env_block = agent_env_block(agent_secrets(agent, install))
+    install_block = agent_install_block(install)
     files = {root / "ci-eval.yaml": (config_text, False),
              root / BASELINE_FILE: (dumps_baseline(Baseline()), False)}
     for name in WORKFLOWS:
         text = render_workflow(_template(f"workflows/{name}"), action=args.action,
-                               default_branch=branch, env_block=env_block)
+                               default_branch=branch, env_block=env_block,
+                               install_block=install_block)
         files[root / ".github" / "workflows" / name] = (text, False)
     existing_tasks = task_folders(root) if (root / "tasks").is_dir() else []
     if not existing_tasks or (args.force and (root / "tasks" / EXAMPLE_TASK).is_dir()):
@@ -136,6 +185,23 @@ def planned_files(root, args) -> dict:
             files[root / "tasks" / EXAMPLE_TASK / rel] = (text.replace("@@TODAY@@", today),
                                                           executable)
     return files, agent, existing_tasks
+
+
+def agent_secrets(agent, install) -> tuple[str, ...]:
+    """The secrets the run step gets: the preset's (agents/installs.py), then the agent's env."""
+    return tuple(dict.fromkeys((*(install.secrets if install else ()), *agent.env)))
+
+
+def task_requirements(root) -> list[str]:
+    """What the tasks already in tasks/ list under `requires` (the runner must have them)."""
+    from ci_eval.errors import UserError
+    from ci_eval.tasks.load import load_tasks
+
+    try:
+        tasks = load_tasks(root, None)
+    except UserError:
+        return []  # `ci-eval validate` says what is wrong; init's advice does without
+    return sorted({name for task in tasks for name in task.requires})
 
 
 def run(args: argparse.Namespace) -> int:
@@ -170,28 +236,75 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {path.relative_to(root)}")
     if existing_tasks and not any(EXAMPLE_TASK in str(p) for p in files):
         print(f"tasks/ already holds {len(existing_tasks)} task(s): no example task added")
-    print(next_steps(agent.env, args.action))
+    install = installs.install_for(agent.preset)
+    print(next_steps(agent, install, agent_secrets(agent, install), args.action,
+                     task_requirements(root) if existing_tasks else []))
     return 0
 
 
-def next_steps(env_names, action: str) -> str:
+def _para(text: str) -> str:
+    """A next step's text, wrapped under its number."""
+    import textwrap
+
+    return textwrap.fill(text, width=92, subsequent_indent="     ", break_on_hyphens=False)
+
+
+def agent_step(agent, install, secrets) -> str:
+    """What the agent needs on the runner: secrets, its CLI, a login, a model."""
+    if agent.builtin:
+        return _para(f"The {agent.name} agent needs no secrets (a self-test). For a real one: "
+                     "`ci-eval init --force --agent claude-code` (or codex, gemini, aider, "
+                     "mini-swe-agent), or your own under `agents:` in ci-eval.yaml with its keys "
+                     "under `env:`, added as secrets and to the run step's `env:` in eval.yml.")
+    text = ("Add the agent's secret (Settings → Secrets and variables → Actions): "
+            f"`gh secret set {secrets[0]}`." if secrets else
+            "List the agent's keys under `env:` in ci-eval.yaml and add them as secrets and to "
+            "the run step's `env:` in eval.yml.")
+    if len(secrets) > 1:
+        text += (f" eval.yml's run step also passes {', '.join(secrets[1:])}: set the one of "
+                 "your provider.")
+    if install and install.kind:
+        text += (f" The shard job installs {install.program} ({install.spec}) before the run; "
+                 "bump the version there.")
+    if install and install.login:
+        text += f" Login: {install.login}."
+    if install and install.model_note:
+        text += f" Model: {install.model_note}."
+    text += (" Without the secret the PR gets one comment saying so (\"agent setup broken: ... "
+             "is not set\").")
+    return _para(text)
+
+
+def requires_step(requires: list[str]) -> str:
+    needed = (f"Your tasks require {', '.join(requires)}" if requires else
+              "Tasks that list tools under `requires` (metadata.json) need them on the runner")
+    return _para(f"{needed}: put the Python packages among them in the repository variable "
+                 "CI_EVAL_PIP_PACKAGES (e.g. \"" + (" ".join(requires) or "pytest ruff") +
+                 "\"), and install other tools in a step before the run step. A missing one "
+                 "stops the run before any agent run.")
+
+
+def next_steps(agent, install, secrets, action: str, requires: list[str]) -> str:
     repo = action.split("@", 1)[0]
-    secrets = "\n".join(f"       gh secret set {name}" for name in env_names)
-    secret_step = (f"  1. Add the agent's secrets (Settings → Secrets and variables → Actions), "
-                   f"e.g.\n{secrets}" if env_names else
-                   "  1. The agent needs no secrets. For your own agent, list its keys under "
-                   "`env:` in ci-eval.yaml,\n     add them as repository secrets and to the "
-                   "shard job's `env:` in .github/workflows/eval.yml.")
-    return f"""
-Next steps:
-{secret_step}
-  2. Let workflows open pull requests (baseline.yml, gc.yml): Settings → Actions → General →
-     Workflow permissions → "Allow GitHub Actions to create and approve pull requests".
-     PRs opened with GITHUB_TOKEN start no workflows; add a personal access token or GitHub
-     App token as the secret CI_EVAL_PR_TOKEN to get ci-eval's checks on them.
-  3. Check the tasks locally: ci-eval validate && ci-eval verify
-  4. Commit and push; then run the "ci-eval baseline" workflow from the Actions tab (or locally:
-     ci-eval run -k 40 && ci-eval baseline update --all) and merge its PR.
-  5. gc.yml runs weekly: once eval.yml has recorded 10 runs on the default branch, tasks that
-     passed every run and are more than 6 months old are proposed for the archive by PR.
-  Docs: https://github.com/{repo}/blob/main/docs/github.md"""
+    steps = [
+        agent_step(agent, install, secrets),
+        requires_step(requires),
+        _para("Let workflows open pull requests (baseline.yml, gc.yml): Settings → Actions → "
+              "General → Workflow permissions → \"Allow GitHub Actions to create and approve "
+              "pull requests\". PRs opened with GITHUB_TOKEN start no workflows; add a personal "
+              "access token or GitHub App token as the secret CI_EVAL_PR_TOKEN to get "
+              "ci-eval's checks on them."),
+        "Check the tasks locally: ci-eval validate && ci-eval verify",
+        _para("Commit and push; then run the \"ci-eval baseline\" workflow from the Actions tab "
+              "(or locally: ci-eval run -k 40 && ci-eval baseline update --all) and merge its "
+              "PR."),
+        _para("Require one check, the report job's (\"report\"; the PR shows it as \"ci-eval / "
+              "report (pull_request)\"): Settings → Branches → branch protection → Require "
+              "status checks. It runs unless the workflow was cancelled and fails when the plan "
+              "or a shard failed; the shard checks need not be required."),
+        _para("gc.yml runs weekly: once eval.yml has recorded 10 runs on the default branch, "
+              "tasks that passed every run and are more than 6 months old are proposed for the "
+              "archive by PR."),
+    ]
+    body = "\n".join(f"  {n}. {text}" for n, text in enumerate(steps, 1))
+    return f"\nNext steps:\n{body}\n  Docs: https://github.com/{repo}/blob/main/docs/github.md"

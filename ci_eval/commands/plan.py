@@ -21,7 +21,8 @@ def add_parser(subparsers) -> None:
         "avg_wall_seconds x runs (tasks without a recorded duration count as the median), "
         "deterministically: `ci-eval run --shard I/N` computes the same assignment. Never more "
         "shards than tasks, at most 256. --github-output also writes the outputs `matrix` "
-        "(for fromJSON in the next job), `shards` and `skip` to $GITHUB_OUTPUT; for a pull "
+        "(for fromJSON in the next job), `shards`, `plan` (each shard's tasks, for the report: "
+        "a shard that uploads nothing is named there) and `skip` to $GITHUB_OUTPUT; for a pull "
         "request from a fork or by Dependabot (no secrets reach those runs) it writes "
         "skip=true and a notice instead of a plan. Exit 0, 2 on bad input.",
     )
@@ -49,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from ci_eval.run import shards
     from ci_eval.tasks.load import load_tasks
     from ci_eval.verdict.baseline import recorded_walls
+    from ci_eval.verdict.planned_shards import plan_json
 
     shards.check_count(args.shards)
     root = Path(args.root)
@@ -69,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
                              args.k)
     if args.github_output:
         actions.set_outputs({"skip": "false", "shards": str(plan["shards"]),
-                             "matrix": json.dumps(plan["matrix"], separators=(",", ":"))})
+                             "matrix": json.dumps(plan["matrix"], separators=(",", ":")),
+                             "plan": plan_json(plan["plan"], plan["shards"])})
     if args.json:
         sys.stdout.write(json.dumps(plan, indent=2) + "\n")
         return 0

@@ -75,6 +75,10 @@ def add_parser(subparsers) -> None:
                         "balanced by the baseline's wall seconds, from --confirm-against or "
                         "baseline.json); confirmation runs stay in the shard that owns the task")
     add_runner_argument(parser)
+    parser.add_argument("--setup-problem-file", metavar="FILE",
+                        help="when the agent cannot start or a task's requires is missing (exit "
+                        "2, no run started), also write the problem there as JSON, relative to "
+                        "--root (the action uploads it; the report posts it on the PR)")
     parser.add_argument("--format", choices=("table", "json", "junit"), default="table",
                         help="report printed at the end (default table)")
     add_json_format_alias(parser)
@@ -87,6 +91,7 @@ def run(args) -> int:
     from ci_eval.agents.config import inline_agent, load_config, resolve_agent
     from ci_eval.errors import UserError
     from ci_eval.output import ensure_dir
+    from ci_eval.results import setup_problem
     from ci_eval.results import store as results
     from ci_eval.tasks.load import load_tasks
     from ci_eval.verdict.confirmation import parse_stages
@@ -119,7 +124,13 @@ def run(args) -> int:
         tasks = [by_id[task_id] for task_id in chosen]
     if not tasks:
         raise UserError("no tasks to run", path=root / "tasks")
-    _preflight(agent, tasks, root, config)
+    try:
+        _preflight(agent, tasks, root, config)
+    except UserError as exc:
+        if args.setup_problem_file:
+            setup_problem.write(root / args.setup_problem_file, exc.message, exc.field,
+                                args.shard)
+        raise
     out_dir = _results_dir(root, args.out)
     more_runs = None
     if args.confirm_against:

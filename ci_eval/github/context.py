@@ -34,6 +34,14 @@ class Context:
     head_repository: str | None = None  # owner/name the pull request's branch lives in
     server_url: str = "https://github.com"
     api_url: str = "https://api.github.com"
+    run_id: str | None = None  # GITHUB_RUN_ID
+
+    @property
+    def run_url(self) -> str | None:
+        """The workflow run's page, or None outside Actions."""
+        if not (self.run_id and self.repository):
+            return None
+        return f"{self.server_url}/{self.repository}/actions/runs/{self.run_id}"
 
 
 def from_env(env: Mapping[str, str] | None = None) -> Context:
@@ -78,6 +86,7 @@ def parse(env: Mapping[str, str], event: dict) -> Context:
         head_repository=_str(head_repo),
         server_url=(env.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/"),
         api_url=(env.get("GITHUB_API_URL") or "https://api.github.com").rstrip("/"),
+        run_id=env.get("GITHUB_RUN_ID") if env.get("GITHUB_RUN_ID", "").isdigit() else None,
     )
 
 

@@ -14,7 +14,9 @@ last one). An open PR from `branch` into `base` is updated (title, body), never 
 Pushing: to `remote` (a URL, a path, or a remote name; default: $GITHUB_SERVER_URL/$GITHUB_REPOSITORY
 in Actions, else origin). With a token and an http(s) remote, the token goes to git as an
 `http.extraheader` through GIT_CONFIG_* environment variables (never on the command line, never in
-.git/config), so `actions/checkout` can keep `persist-credentials: false`.
+.git/config), so `actions/checkout` can keep `persist-credentials: false`; a checkout that kept
+its credentials has its header reset for the push (token_config), and GIT_CONFIG_* entries
+already set are kept.
 
 GitHub refuses PRs from workflows unless the repository (or its organization) allows them:
 "GitHub Actions is not permitted to create or approve pull requests" becomes a UserError naming
@@ -124,12 +126,30 @@ def default_remote(env: Mapping[str, str] | None = None) -> str:
     return "origin"
 
 
+def token_config(remote: str, token: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """GIT_CONFIG_* variables that make git send `token` to `remote` and nothing else: the
+    extra headers a checkout left in .git/config (actions/checkout's default
+    persist-credentials: true writes `http.https://github.com/.extraheader` with its own token,
+    which git would send instead) are reset by an empty value first. Entries already in the
+    environment are kept: ours are appended after them."""
+    from urllib.parse import urlsplit
+
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    parts = urlsplit(remote)
+    site = f"http.{parts.scheme}://{parts.netloc}/.extraheader"
+    entries = [("http.extraheader", ""), (site, ""), (site, f"AUTHORIZATION: basic {basic}")]
+    count = environ.get("GIT_CONFIG_COUNT", "")
+    start = int(count) if count.isdigit() else 0
+    env = {"GIT_CONFIG_COUNT": str(start + len(entries))}
+    for i, (key, value) in enumerate(entries, start):
+        env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value
+    return env
+
+
 def push(root: Path, commit: str, branch: str, *, remote: str, token: str | None) -> None:
     env = {}
     if token and remote.startswith(("https://", "http://")):
-        basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
-        env = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "http.extraheader",
-               "GIT_CONFIG_VALUE_0": f"AUTHORIZATION: basic {basic}"}
+        env = token_config(remote, token, os.environ)
     _git(root, "push", "--force", "--quiet", remote, f"{commit}:refs/heads/{branch}", env=env)
 
 

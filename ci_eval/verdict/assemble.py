@@ -20,13 +20,15 @@ NO_BASELINE_NOTE = ("No baseline yet: every task is new. Record one from 40 runs
 
 def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k: int | None = None,
                   allow_agent_mismatch: bool = False, selected: list[str] | None = None,
-                  rules: GateRules = DEFAULT_RULES):
+                  rules: GateRules = DEFAULT_RULES, allow_empty: bool = False):
     """Load results, baseline.json and tasks/ and compare them: the gate's Verdict (what
     `ci-eval compare` prints and the action's report mode publishes). A missing baseline file
     makes every task new (a repo's first PR gets a report); `selected` compares those tasks
     only (the others are neither inconclusive nor missing). The results are streamed: per-task
-    rows, no diff held. `rules`: ci-eval.yaml's gate section (agents.config.Config.gate)."""
-    loaded = stream.require_runs(results_dir)
+    rows, no diff held. `rules`: ci-eval.yaml's gate section (agents.config.Config.gate).
+    `allow_empty`: a folder with no results compares as no results (the report of a run whose
+    every planned shard is missing)."""
+    loaded = stream.load_runs(results_dir) if allow_empty else stream.require_runs(results_dir)
     path = baseline_path(root, baseline_file)
     missing_baseline = not path.exists() and not path.is_symlink()
     baseline = Baseline() if missing_baseline else load_baseline(path)

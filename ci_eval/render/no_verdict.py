@@ -1,0 +1,56 @@
+"""The PR comment when there is nothing to compare: the agent could not start in the shards
+(setup broken), or the plan job failed. The same sticky marker as the full report, so the next
+run's report replaces it in place.
+
+    ### ❌ ci-eval: agent setup broken: ANTHROPIC_API_KEY is not set
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ci_eval.render.compare import COMMENT_MARKER
+from ci_eval.results.setup_problem import SetupProblem
+
+SETUP_HELP = ("No agent run started, so no pass rate was measured. Add the secret (Settings → "
+              "Secrets and variables → Actions) and hand it to the run step's `env:` in the "
+              "workflow; a task's `requires` goes into the action's `pip-packages` or a step "
+              "before it.")
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.replace("|", "\\|").split())
+
+
+def footer(run_url: str | None, commit: str | None) -> str:
+    items = [f"[workflow run]({run_url})" if run_url else "workflow run unknown",
+             f"commit {commit[:12]}" if commit else "commit unknown"]
+    return "\n---\n<sub>" + " · ".join(items) + "</sub>\n"
+
+
+def setup_headline(problems: Sequence[SetupProblem]) -> str:
+    first = problems[0]
+    what = "agent setup broken" if first.field in (None, "--agent") else "setup broken"
+    return f"ci-eval: {what}: {first.headline}"
+
+
+def render_setup_broken(problems: Sequence[SetupProblem], *, run_url: str | None = None,
+                        commit: str | None = None) -> str:
+    lines = [COMMENT_MARKER, f"### ❌ {setup_headline(problems)}", ""]
+    for problem in problems:
+        where = f"shard {problem.shard}" if problem.shard else "the run"
+        lines.append(f"> {where}: {_cell(problem.problem)}")
+    lines += ["", SETUP_HELP]
+    return "\n".join(lines) + "\n" + footer(run_url, commit)
+
+
+def plan_failed_headline(result: str) -> str:
+    return f"ci-eval: the plan job ended `{result}`: no task was evaluated"
+
+
+def render_plan_failed(result: str, *, run_url: str | None = None,
+                       commit: str | None = None) -> str:
+    lines = [COMMENT_MARKER, f"### ❌ {plan_failed_headline(_cell(result))}", "",
+             "The plan job's log in the workflow run says why (bad tasks, a broken ci-eval.yaml, "
+             "an install that failed). This check fails until a run gets past the plan."]
+    return "\n".join(lines) + "\n" + footer(run_url, commit)
