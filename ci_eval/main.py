@@ -54,6 +54,11 @@ COMMANDS = [
     ("propose-baseline", "ci_eval.commands.propose_baseline"),
     ("propose-archive", "ci_eval.commands.propose_archive"),
 ]
+# Commands that run an agent or a task's checks: they need the Linux sandbox (namespaces).
+SANDBOXED = ("run", "verify", "grade", "calibrate")
+LINUX_ONLY = ("ci-eval {what} needs Linux: agents and checks run in a sandbox made of Linux "
+              "namespaces (this is {platform}); use a Linux machine, a Linux container, WSL 2 or "
+              "a Linux CI runner (runs-on: ubuntu-latest)")
 ACTION_STEPS = ("plan", "merge", "gate", "comment", "propose-baseline", "propose-archive")
 GLOBAL_OPTIONS = ("--root", "--version", "-h", "--help")
 
@@ -144,9 +149,27 @@ def resolve_root(args: argparse.Namespace) -> None:
     print(f"ci-eval: repo root {found}", file=sys.stderr)
 
 
+def platform_problem(command: str | None, platform: str) -> str | None:
+    """Why this command cannot work on this platform, before anything is imported or run."""
+    if platform.startswith("linux"):
+        return None
+    if platform.startswith(("win", "cygwin", "msys")):  # results files are locked with fcntl
+        return LINUX_ONLY.format(what="", platform=platform).replace("ci-eval  ", "ci-eval ")
+    if command in SANDBOXED:
+        return LINUX_ONLY.format(what=command, platform=platform)
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
+    early = platform_problem(None, sys.platform)
+    if early:  # before the command modules, which need fcntl, are imported
+        print(f"ci-eval: error: {early}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         args = build_parser().parse_args(argv)  # usage errors: SystemExit(2), passed through
+        problem = platform_problem(getattr(args, "command", None), sys.platform)
+        if problem:
+            raise UserError(f"{problem}; nothing was run")
         resolve_root(args)
         return int(args.handler(args) or 0)
     except UserError as exc:
