@@ -44,7 +44,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--allow-agent-mismatch", action="store_true",
                         help="compare results recorded with another agent than the baseline's")
     parser.add_argument("--commit", metavar="SHA",
-                        help="commit shown in the report footer (default: $GITHUB_SHA)")
+                        help="commit shown in the report footer (default: $GITHUB_SHA, else "
+                        "git's HEAD)")
     parser.set_defaults(handler=run)
 
 
@@ -54,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ci_eval.agents.config import load_config
+    from ci_eval.github.context import head_commit
     from ci_eval.output import emit
     from ci_eval.render.compare import render, verdict_line
     from ci_eval.verdict.assemble import build_verdict
@@ -62,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     verdict = build_verdict(root, root / args.results, args.baseline, k=args.k,
                             allow_agent_mismatch=args.allow_agent_mismatch,
                             selected=args.tasks or None, rules=load_config(root).gate)
-    commit = args.commit or os.environ.get("GITHUB_SHA") or None
+    commit = args.commit or os.environ.get("GITHUB_SHA") or head_commit(root)
     emit(render(verdict, args.format, commit=commit), args.output)
     if args.output:
         print(verdict_line(verdict, emoji=False), file=sys.stderr)

@@ -55,7 +55,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--author", metavar="LOGIN",
                         help="whose comment is ours (default: the token's identity)")
     parser.add_argument("--no-comment", action="store_true", help="do not post the PR comment")
-    parser.add_argument("--commit", metavar="SHA", help="commit in the footer (default $GITHUB_SHA)")
+    parser.add_argument("--commit", metavar="SHA",
+                        help="commit in the footer (default $GITHUB_SHA, else git's HEAD)")
     parser.add_argument("--history-out", metavar="DIR",
                         help="on the default branch, where the run summary is written, relative "
                         f"to --root (default RESULTS/{HISTORY_FOLDER}/); its path is the step "
@@ -211,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     root = Path(args.root)
-    commit = args.commit or ctx.sha
+    commit = args.commit or ctx.sha or context.head_commit(root)
     if args.plan_result and args.plan_result != "success":
         return fail_without_verdict(
             no_verdict.render_plan_failed(args.plan_result, run_url=ctx.run_url, commit=commit),
@@ -238,7 +239,8 @@ def run(args: argparse.Namespace) -> int:
         present = present_shards(results_dir)
         incomplete = bool(set(planned) - present)
         verdict = planned_shards.mark_missing(verdict, count, planned, present, links)
-    markdown = render_markdown(verdict, commit=commit, trends=_trends(root, args.history))
+    markdown = render_markdown(verdict, commit=commit, trends=_trends(root, args.history),
+                               run_url=ctx.run_url)
     sys.stdout.write(render_table(verdict, commit=commit))
     for message in actions.limit_annotations(failure_messages(verdict)):
         actions.error(message, title="ci-eval")

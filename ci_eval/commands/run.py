@@ -39,6 +39,12 @@ def add_parser(subparsers) -> None:
     agent.add_argument("--agent-cmd", metavar="CMD",
                        help="inline agent command: a bash script run in the workspace, with "
                        "$CI_EVAL_PROMPT_FILE and the other CI_EVAL_* variables")
+    parser.add_argument("--agent-env", action="append", default=[], metavar="NAME",
+                        help="let the agent see the variable NAME too (repeatable; it must be "
+                        "set). The agent sees an allow-list only: PATH, HOME, LANG and the like, "
+                        "a preset's key and settings variables, and the env: of its ci-eval.yaml "
+                        "entry; any other variable, even one set on this command line, reaches "
+                        "it only through --agent-env")
     parser.add_argument("-k", type=bounded_int(MAX_RUNS_PER_TASK), default=5,
                         help=f"runs per task, 1-{MAX_RUNS_PER_TASK} (default 5)")
     parser.add_argument("-j", "--jobs", type=bounded_int(MAX_JOBS), default=4,
@@ -112,6 +118,8 @@ def run(args) -> int:
         agent = inline_agent(args.agent_cmd)
     else:
         agent = resolve_agent(config, args.agent, None)
+    if args.agent_env:
+        agent = with_env(agent, args.agent_env)
     tasks = load_tasks(root, args.tasks)
     if args.shard:
         from ci_eval.run.shards import select_shard
@@ -139,6 +147,19 @@ def run(args) -> int:
     with results.results_lock(out_dir):
         resumed = _take_over(args, tasks, out_dir, agent.identity)
         return _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed)
+
+
+def with_env(agent, names: list[str]):
+    """The agent with --agent-env's names added to the variables it may see."""
+    import dataclasses
+    import re
+
+    from ci_eval.errors import UserError
+
+    for name in names:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", name):
+            raise UserError(f"expected a variable name, got {name!r}", field="--agent-env")
+    return dataclasses.replace(agent, env=tuple(dict.fromkeys((*agent.env, *names))))
 
 
 def _preflight(agent, tasks, root, config) -> None:
@@ -199,6 +220,7 @@ def _take_over(args, tasks, out_dir, agent_identity: str) -> dict:
 
 def _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed) -> int:
     import sys
+    import time
 
     from ci_eval.errors import EXIT_FAILED, EXIT_OK
     from ci_eval.progress import Progress
@@ -211,6 +233,7 @@ def _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed) -
     from ci_eval.run.runners import Runners
     from ci_eval.run.workspace import make_runs_base, remove_tree
 
+    started = time.monotonic()
     iso = isolation.detect()
     for notice in iso.notices:
         print(f"ci-eval: NOTICE: {notice}", file=sys.stderr)
@@ -248,7 +271,20 @@ def _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed) -
         notices = (f"{budget.reason}: no further run started; inconclusive: {short}", *notices)
         print(f"ci-eval: {notices[0]}", file=sys.stderr)
     sys.stdout.write(report.render(summaries, args.format, notices))
+    print(f"ci-eval: {len(all_records)} run(s) of {len(tasks)} task(s) recorded in "
+          f"{_elapsed(time.monotonic() - started)}; results in {out_dir} (ci-eval report "
+          f"--results {args.out}, ci-eval compare --results {args.out})", file=sys.stderr)
     return EXIT_FAILED if any(s.inconclusive for s in summaries) else EXIT_OK
+
+
+def _elapsed(seconds: float) -> str:
+    """12.3 s, 4 min 05 s, 1 h 02 min."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
 def _backoff_base() -> float:

@@ -90,6 +90,20 @@ def parse(env: Mapping[str, str], event: dict) -> Context:
     )
 
 
+def head_commit(root) -> str | None:
+    """The commit checked out at `root` (the footer's commit when GITHUB_SHA is unset), or None
+    when git cannot say."""
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "-C", str(root), "rev-parse", "--verify", "--quiet",
+                               "HEAD"], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    sha = done.stdout.strip()
+    return sha if done.returncode == 0 and len(sha) in (40, 64) else None
+
+
 def no_secrets_reason(ctx: Context) -> str | None:
     """Why this run gets no repository secrets (so running an agent is pointless), or None."""
     if ctx.event_name not in ("pull_request", "pull_request_review", "pull_request_review_comment"):

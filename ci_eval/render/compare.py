@@ -1,9 +1,9 @@
 """Render a gate Verdict: terminal table, markdown (the PR comment), JSON, JUnit XML.
 
 The markdown starts with COMMENT_MARKER (the GitHub layer finds its sticky comment by it), then
-the verdict line, a table of only the tasks whose status is not "unchanged", the full table in
-<details>, the rubric section (tasks with rubric.yaml: mean score, most tripped criteria; a
-tripped auto-fail gate is also named at the top), calibration warnings and a footer (agent, k,
+the verdict line, a table of the changed, new or failing tasks (status other than
+"unchanged"), the full table in <details>, the rubric section (tasks with rubric.yaml: mean
+score, most tripped criteria; a tripped auto-fail gate is also named at the top), calibration warnings and a footer (agent, k,
 commit). It never exceeds MAX_COMMENT_CHARS: rows are left out from the end of the full table first, then of the changed
 table, and an explicit note says how many. Given `trends` (task id -> a sparkline of its last CI
 runs, render.trend.trends(history)), the full table gets a last "History" column.
@@ -141,13 +141,30 @@ def verdict_line(verdict: Verdict, *, emoji: bool = True, quote=str) -> str:
     return f"{mark} {text}" if emoji else ("PASS " if verdict.passed else "FAIL ") + text
 
 
-def footer_items(verdict: Verdict, commit: str | None, *, quote=str) -> list[str]:
+def runs_text(verdict: Verdict) -> str:
+    """k=5, or "k=5 + 5 confirmation runs" when tasks near the gate were run more (a row then
+    shows 0/10, not the 0/5 that k=5 alone suggests)."""
+    extra = max((t.requested - verdict.k for t in verdict.tasks if t.requested), default=0)
+    if extra <= 0:
+        return f"k={verdict.k}"
+    runs = "run" if extra == 1 else "runs"
+    return f"k={verdict.k} + {extra} confirmation {runs} on tasks near the gate"
+
+
+def footer_items(verdict: Verdict, commit: str | None, run_url: str | None = None, *,
+                 quote=str) -> list[str]:
     items = [f"agent {quote(verdict.agent) if verdict.agent else 'unknown'}"]
     if verdict.baseline_agent and verdict.baseline_agent != verdict.agent:
         items.append(f"baseline agent {quote(verdict.baseline_agent)}")
-    items.append(f"k={verdict.k}")
+    items.append(runs_text(verdict))
     items.append(f"commit {commit[:12]}" if commit else "commit unknown")
+<<<<<<< HEAD
     items.append(verdict.rules.describe() + f" at p < {ALPHA:g}")
+=======
+    items.append(f"regression = drop of more than {float(REGRESSION_DROP):.2f} (exact)")
+    if run_url:
+        items.append(f"[workflow run]({run_url}) (its artifacts results-shard-* hold every run)")
+>>>>>>> 57e8da9 (Comment wording and first-hour run output: k=5 + N confirmation runs, a link to the workflow run, 'Changed, new or failing tasks', 'The 1 task', long reasons cut at a word with an ellipsis, the commit from git when GITHUB_SHA is unset (gate, compare); run --agent-env NAME (the allow-list named in --help) and a last line with the run count, the time and where the results went)
     return items
 
 
@@ -202,8 +219,13 @@ def _md_header(extra: tuple[str, ...] = ()) -> str:
 
 def render_markdown(verdict: Verdict, *, commit: str | None = None,
                     limit: int = MAX_COMMENT_CHARS,
+<<<<<<< HEAD
                     trends: Mapping[str, str] | None = None) -> str:
     changed = [_changed_row(t) for t in verdict.tasks if moved(t)]
+=======
+                    trends: Mapping[str, str] | None = None, run_url: str | None = None) -> str:
+    changed = [_md_row(row(t), (t.why,)) for t in verdict.tasks if t.status != "unchanged"]
+>>>>>>> 57e8da9 (Comment wording and first-hour run output: k=5 + N confirmation runs, a link to the workflow run, 'Changed, new or failing tasks', 'The 1 task', long reasons cut at a word with an ellipsis, the commit from git when GITHUB_SHA is unset (gate, compare); run --agent-env NAME (the allow-list named in --help) and a last line with the run count, the time and where the results went)
     history = ("History",) if trends is not None else ()
     full = [_md_row(row(t) + ([trends.get(t.task, "")] if trends is not None else []))
             for t in verdict.tasks]
@@ -215,17 +237,19 @@ def render_markdown(verdict: Verdict, *, commit: str | None = None,
     if verdict.calibration:
         tail += "\n#### Calibration warnings\n\n"
         tail += "".join(f"- ⚠️ {_md_cell(w.message)}\n" for w in verdict.calibration)
-    tail += "\n---\n<sub>" + " · ".join(footer_items(verdict, commit, quote=_quoted))
+    items = footer_items(verdict, commit, run_url, quote=_quoted)
+    tail += "\n---\n<sub>" + " · ".join(items)
     tail += "</sub>\n"
 
     def assemble(n_changed: int, n_full: int) -> str:
         out = head
         if changed:
-            out += "#### Tasks whose status is not unchanged\n\n" + _md_header(("Why",))
+            out += "#### Changed, new or failing tasks\n\n" + _md_header(("Why",))
             out += "".join(changed[:n_changed])
         else:
             out += "No task changed status.\n"
-        out += (f"\n<details><summary>All {len(full)} tasks</summary>\n\n" + _md_header(history)
+        everything = f"All {len(full)} tasks" if len(full) != 1 else "The 1 task"
+        out += (f"\n<details><summary>{everything}</summary>\n\n" + _md_header(history)
                 + "".join(full[:n_full]) + "\n</details>\n")
         omitted = (len(changed) - n_changed) + (len(full) - n_full)
         if omitted:
