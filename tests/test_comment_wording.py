@@ -1,5 +1,5 @@
 """The comment's wording: confirmation runs counted in the footer, a link to the workflow run,
-the heading of the changed table, one task in the singular, a long reason cut at a word with an
+the heading of the changed table, one task in the singular, a long Why cut at a word with an
 ellipsis, and the commit asked of git when GITHUB_SHA is unset."""
 
 from __future__ import annotations
@@ -7,7 +7,6 @@ from __future__ import annotations
 from act_helpers import commit_repo, git
 
 from ci_eval.render import compare as rc
-from ci_eval.results.summary import REASON_SHOWN, shown_reason
 from ci_eval.verdict.gate import TaskVerdict, Verdict
 
 
@@ -35,14 +34,13 @@ def test_the_footer_links_the_run_and_the_heading_says_what_is_listed():
     assert "<summary>All 2 tasks</summary>" in rc.render_markdown(two)
 
 
-def test_a_long_reason_is_cut_at_a_word_with_an_ellipsis():
+def test_a_long_why_is_cut_at_a_word_with_an_ellipsis():
     words = "checks failed because the expected output differs " * 10
-    shown = shown_reason("fail", words)
-    assert len(shown) <= REASON_SHOWN and shown.endswith("…")
-    assert words.startswith(shown[:-1]) and words[len(shown) - 1] == " "  # a whole word
-    unbroken = "x" * 500
-    assert shown_reason("fail", unbroken) == "x" * (REASON_SHOWN - 1) + "…"
-    assert shown_reason("fail", "short") == "short"
+    verdict = Verdict(tasks=(tv("task-001-a", "regressed", why=words.strip()),), k=5)
+    row = next(line for line in rc.render_markdown(verdict).splitlines()
+               if line.startswith("| task-001-a | regressed"))  # the changed table's, with Why
+    why = row.rsplit("|", 2)[-2].strip().strip("`").strip()
+    assert why.endswith("…") and words.startswith(why[:-1]) and words[len(why) - 1] == " "
 
 
 def test_compare_asks_git_for_the_commit_when_github_sha_is_unset(repo_root, make_task, cli,

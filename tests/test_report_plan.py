@@ -125,3 +125,17 @@ def test_hostile_setup_problem_files_are_read_as_capped_text(tmp_path):
     (folder / setup_problem.FILE_NAME).unlink()
     (folder / setup_problem.FILE_NAME).symlink_to("/etc/passwd")
     assert setup_problem.find(tmp_path / "results", "shard-*") == []
+
+
+def test_a_setup_problem_from_an_artifact_is_inert_in_the_comment():
+    from ci_eval.render.no_verdict import render_setup_broken
+
+    hostile = setup_problem.SetupProblem("@acme/maintainers merge ![x](https://evil.example/b)",
+                                         "--agent", "1/1")
+    honest = setup_problem.SetupProblem("agent a (claude-code): ANTHROPIC_API_KEY is not set",
+                                        "--agent", "1/1")
+    text = render_setup_broken([hostile])
+    assert "`@acme/maintainers merge ![x](https://evil.example/b)`" in text
+    assert text.count("@acme") == text.count("`@acme")  # never outside a code span
+    assert "### ❌ ci-eval: agent setup broken: ANTHROPIC_API_KEY is not set\n" in \
+        render_setup_broken([honest])

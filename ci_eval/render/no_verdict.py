@@ -7,9 +7,11 @@ run's report replaces it in place.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ci_eval.render.compare import COMMENT_MARKER
+from ci_eval.render.inert import code_span
 from ci_eval.results.setup_problem import SetupProblem
 
 SETUP_HELP = ("No agent run started, so no pass rate was measured. Add the secret (Settings → "
@@ -18,8 +20,14 @@ SETUP_HELP = ("No agent run started, so no pass rate was measured. Add the secre
               "before it.")
 
 
-def _cell(text: str) -> str:
-    return " ".join(text.replace("|", "\\|").split())
+PLAIN = re.compile(r"[A-Za-z0-9_ .,:()/-]{1,200}")  # shown as is; anything else as a code span
+
+
+def _shown(text: str) -> str:
+    """Text read from a shard's artifact: as is when it is plain words (a variable's name), else
+    an inert code span (it names repo-controlled things: agent names, tasks, paths)."""
+    flat = " ".join(text.split())
+    return flat if PLAIN.fullmatch(flat) else code_span(flat, limit=1_000)
 
 
 def footer(run_url: str | None, commit: str | None) -> str:
@@ -31,15 +39,15 @@ def footer(run_url: str | None, commit: str | None) -> str:
 def setup_headline(problems: Sequence[SetupProblem]) -> str:
     first = problems[0]
     what = "agent setup broken" if first.field in (None, "--agent") else "setup broken"
-    return f"ci-eval: {what}: {first.headline}"
+    return f"ci-eval: {what}: {_shown(first.headline)}"
 
 
 def render_setup_broken(problems: Sequence[SetupProblem], *, run_url: str | None = None,
                         commit: str | None = None) -> str:
     lines = [COMMENT_MARKER, f"### ❌ {setup_headline(problems)}", ""]
     for problem in problems:
-        where = f"shard {problem.shard}" if problem.shard else "the run"
-        lines.append(f"> {where}: {_cell(problem.problem)}")
+        where = f"shard {_shown(problem.shard)}" if problem.shard else "the run"
+        lines.append(f"> {where}: {_shown(problem.problem)}")
     lines += ["", SETUP_HELP]
     return "\n".join(lines) + "\n" + footer(run_url, commit)
 
@@ -50,7 +58,7 @@ def plan_failed_headline(result: str) -> str:
 
 def render_plan_failed(result: str, *, run_url: str | None = None,
                        commit: str | None = None) -> str:
-    lines = [COMMENT_MARKER, f"### ❌ {plan_failed_headline(_cell(result))}", "",
+    lines = [COMMENT_MARKER, f"### ❌ {plan_failed_headline(_shown(result))}", "",
              "The plan job's log in the workflow run says why (bad tasks, a broken ci-eval.yaml, "
              "an install that failed). This check fails until a run gets past the plan."]
     return "\n".join(lines) + "\n" + footer(run_url, commit)
