@@ -28,7 +28,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 STUBS = Path(__file__).resolve().parent / "act_stubs"
 REPOSITORY = "acme/widgets"
 TOKEN = "ghs_act_bot"
-PIN_RE = re.compile(r"uses:\s*(actions/[A-Za-z0-9_-]+)@([0-9a-f]{40})")
+PIN_RE = re.compile(r"uses:\s*(actions/[A-Za-z0-9_-]+)(?:/[A-Za-z0-9_/-]+)?@([0-9a-f]{40})")
 
 
 def act_binary() -> str:

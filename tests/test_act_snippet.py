@@ -49,4 +49,4 @@ def test_the_snippet_runs_and_comments(repo_root, make_task, tmp_path):
         assert job_results(done.stdout) == {"eval": "succeeded"}
         [posted] = fake.comments_on(REPOSITORY, 5)
     assert "no regressions — 1 new" in posted["body"]
-    assert "agent my-agent" in posted["body"]
+    assert "agent `my-agent`" in posted["body"]  # agent names are inert code spans (#18)

@@ -60,7 +60,8 @@ def check_inputs_script() -> str:
 
 
 GOOD = {"MODE": "run", "TASKS": "task-001-a 2", "RUNS": "5", "SHARD": "1", "SHARDS": "2",
-        "AGENT": "claude-code", "RUNNER_OS_NAME": "Linux"}
+        "AGENT": "claude-code", "COMMENT": "always", "COMMENT_KEY": "",
+        "RUNNER_OS_NAME": "Linux"}
 
 
 @pytest.mark.parametrize(("change", "needle"), [
@@ -75,6 +76,9 @@ GOOD = {"MODE": "run", "TASKS": "task-001-a 2", "RUNS": "5", "SHARD": "1", "SHAR
     ({"SHARDS": "0"}, "shards: expected a positive whole number"),
     ({"AGENT": "--agent-cmd=x"}, "agent: expected an agent name"),
     ({"MODE": "deploy"}, "unknown mode 'deploy'"),
+    ({"COMMENT": "sometimes"}, "comment: expected always, on-change"),
+    ({"COMMENT_KEY": "docs eval"}, "comment-key: expected"),
+    ({"COMMENT": "on-failure", "COMMENT_KEY": "docs"}, None),
 ])
 def test_the_action_checks_its_inputs(change, needle):
     env = {"PATH": "/usr/bin:/bin", **GOOD, **change}

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 
 from ci_eval.commands.options import add_baseline_argument, add_root_argument, positive_int
+from ci_eval.github.comment import COMMENT_POLICIES
 
 HISTORY_FOLDER = "history"  # RESULTS/history/: the run summary of a default-branch run
 
@@ -54,7 +55,16 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--repo", metavar="OWNER/NAME", help="default: $GITHUB_REPOSITORY")
     parser.add_argument("--author", metavar="LOGIN",
                         help="whose comment is ours (default: the token's identity)")
-    parser.add_argument("--no-comment", action="store_true", help="do not post the PR comment")
+    parser.add_argument("--no-comment", action="store_true",
+                        help="do not post the PR comment (same as --comment off)")
+    parser.add_argument("--comment", choices=COMMENT_POLICIES, default="always",
+                        help="always (default): create or update the comment; on-change: create "
+                        "it only when a task's status is not unchanged or the gate fails; "
+                        "on-failure: only when the gate fails (an existing comment is updated "
+                        "either way, so a fixed PR's comment turns green); off: never")
+    parser.add_argument("--comment-key", metavar="KEY",
+                        help="a comment of its own per KEY (letters, digits, . _ -), for two "
+                        "ci-eval workflows on one pull request (default: the one comment)")
     parser.add_argument("--commit", metavar="SHA",
                         help="commit in the footer (default $GITHUB_SHA, else git's HEAD)")
     parser.add_argument("--history-out", metavar="DIR",
@@ -141,23 +151,31 @@ def on_default_branch(ctx, verdict, compared, history_dir, k=None):
     return history.write_summary(history_dir, summary)
 
 
-def publish(markdown: str, ctx, args) -> str:
-    """The step summary, then the sticky comment on the pull request (never raising: posting
-    never changes the exit code); the comment's URL or ""."""
+def publish(markdown: str, ctx, args, *, failed: bool, changed: bool) -> str:
+    """The step summary, then the sticky comment on the pull request as --comment says (never
+    raising: posting never changes the exit code); the comment's URL or ""."""
     import sys
 
     from ci_eval.github import actions
-    from ci_eval.github.comment import Posted, post_or_fall_back
+    from ci_eval.github.comment import Posted, marker_for, may_create, post_or_fall_back
 
     in_summary = actions.append_summary(markdown)
     pr = args.pr or (ctx.pr_number if ctx.event_name == "pull_request" else None)
-    if not pr or args.no_comment:
+    create = may_create("off" if args.no_comment else args.comment, failed=failed,
+                        changed=changed)
+    if not pr or create is None:
         return ""
+    marker = marker_for(args.comment_key)
     try:
         posted = post_or_fall_back(args.repo or ctx.repository, pr, markdown,
-                                   summary_has_body=in_summary, author=args.author)
+                                   summary_has_body=in_summary, author=args.author,
+                                   marker=marker, create=create)
     except Exception as exc:  # noqa: BLE001 - posting never changes the gate's exit code
         posted = Posted(None, f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
+    if posted.result and posted.result.action == "skipped":
+        print(f"ci-eval: no comment (--comment {args.comment}: nothing to report, and none to "
+              "update)", file=sys.stderr)
+        return ""
     if posted.result:
         print(f"ci-eval: {posted.result.action} the comment {posted.result.url}", file=sys.stderr)
         return posted.result.url
@@ -174,7 +192,7 @@ def fail_without_verdict(markdown: str, headline: str, ctx, args) -> int:
     from ci_eval.github import actions
 
     actions.error(headline, title="ci-eval")
-    url = publish(markdown, ctx, args)
+    url = publish(markdown, ctx, args, failed=True, changed=True)
     if os.environ.get("GITHUB_OUTPUT"):
         actions.set_outputs({"verdict": "fail", "regressed": "0", "failed": "0",
                              "exit-code": "1", "comment-url": url})
@@ -196,6 +214,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ci_eval.agents.config import load_config
     from ci_eval.github import actions, context
+    from ci_eval.github.comment import marker_for
     from ci_eval.render import no_verdict
     from ci_eval.render.compare import render_markdown, render_table, verdict_line
     from ci_eval.results import setup_problem
@@ -212,6 +231,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     root = Path(args.root)
+    marker_for(args.comment_key)  # a bad key is bad input before anything is posted
     commit = args.commit or ctx.sha or context.head_commit(root)
     if args.plan_result and args.plan_result != "success":
         return fail_without_verdict(
@@ -244,7 +264,9 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.write(render_table(verdict, commit=commit))
     for message in actions.limit_annotations(failure_messages(verdict)):
         actions.error(message, title="ci-eval")
-    outputs = outputs_of(verdict, publish(markdown, ctx, args))
+    changed = any(t.status != "unchanged" for t in verdict.tasks)
+    outputs = outputs_of(verdict, publish(markdown, ctx, args, failed=not verdict.passed,
+                                          changed=changed))
     if incomplete and context.on_default_branch(ctx):
         actions.notice("no run summary recorded: a planned shard is missing (the history "
                        "keeps complete runs only)", title="ci-eval")

@@ -163,12 +163,20 @@ def with_env(agent, names: list[str]):
 
 
 def _preflight(agent, tasks, root, config) -> None:
-    """Exit 2 before any agent run when the agent cannot start or a task cannot be scored."""
+    """Exit 2 before any agent run when a task is invalid (every problem `ci-eval validate`
+    finds: a checks.py that does not parse included), the agent cannot start or a task cannot
+    be scored."""
     from ci_eval.errors import UserError
     from ci_eval.run.grade import check_gradings
     from ci_eval.run.preflight import agent_problem, requirement_problems
+    from ci_eval.tasks.problems import validate_tasks
 
     check_gradings(tasks)  # a broken rubric.yaml: exit 2 before any run
+    invalid = [p for found in validate_tasks(root, [t.id for t in tasks]).values() for p in found]
+    if invalid:  # what `ci-eval validate` refuses is never run (and charged to the agent)
+        more = f" (and {len(invalid) - 1} more problem(s))" if len(invalid) > 1 else ""
+        raise UserError(f"{invalid[0]}{more}; `ci-eval validate` lists them; no run started",
+                        field="tasks")
     problem = agent_problem(agent, root)
     if problem:
         raise UserError(f"{problem}; no run started", field="--agent")

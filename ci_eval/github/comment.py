@@ -12,6 +12,7 @@ with a 502 is found on the retry instead of being posted twice.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -21,9 +22,38 @@ from ci_eval.github import client as gh_client
 from ci_eval.render.compare import COMMENT_MARKER, MAX_COMMENT_CHARS
 
 
+# When the report goes to the pull request (the action's `comment` input, gate --comment):
+#   always      create or update the comment (the default)
+#   on-change   create it only when a task's status is not "unchanged" or the gate fails
+#   on-failure  create it only when the gate fails
+#   off         never touch the pull request
+# A comment that exists already is always updated (except with off), so it never keeps telling
+# of a failure that was fixed.
+COMMENT_POLICIES = ("always", "on-change", "on-failure", "off")
+KEY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def may_create(policy: str, *, failed: bool, changed: bool) -> bool | None:
+    """Whether a missing comment may be created; None: leave the pull request alone."""
+    if policy == "off":
+        return None
+    return {"always": True, "on-change": changed or failed, "on-failure": failed}[policy]
+
+
+def marker_for(key: str | None) -> str:
+    """The hidden marker of the comment: one per key, so two ci-eval workflows on one pull
+    request keep two comments (`<!-- ci-eval-report:docs -->`); no key: COMMENT_MARKER."""
+    if not key:
+        return COMMENT_MARKER
+    if not KEY_RE.fullmatch(key):
+        raise UserError(f"expected a key of letters, digits, . _ - (at most 64), got {key!r}",
+                        field="--comment-key")
+    return COMMENT_MARKER.replace(" -->", f":{key} -->")
+
+
 @dataclass(frozen=True)
 class CommentResult:
-    action: str  # "created" | "updated" | "unchanged"
+    action: str  # "created" | "updated" | "unchanged" | "skipped" (none, and none wanted)
     url: str  # the comment's html_url
     id: int
     truncated: bool = False
@@ -56,7 +86,10 @@ def find_own(comments: Iterable, marker: str, login: str):
 
 def upsert_comment(client: gh_client.Client, repository: str, pr_number: int, body: str, *,
                    marker: str = COMMENT_MARKER, author: str | None = None,
-                   sleep=None, clock=None) -> CommentResult:
+                   create: bool = True, sleep=None, clock=None) -> CommentResult:
+    """`create` False: update the comment when there is one, else do nothing ("skipped")."""
+    if marker != COMMENT_MARKER:
+        body = body.replace(COMMENT_MARKER, marker, 1)
     body, truncated = fit_body(body, marker=marker)
     options = {"sleep": sleep, "clock": clock}
     login = author or gh_client.own_login(client, **options)
@@ -64,6 +97,8 @@ def upsert_comment(client: gh_client.Client, repository: str, pr_number: int, bo
 
     def once() -> CommentResult:
         mine = find_own(issue.get_comments(), marker, login)
+        if mine is None and not create:
+            return CommentResult("skipped", "", 0, truncated)
         if mine is None:
             created = issue.create_comment(body)
             return CommentResult("created", created.html_url, created.id, truncated)
@@ -101,6 +136,7 @@ FALLBACK_NOTE = ("> ⚠️ ci-eval could not post its pull-request comment: GitH
 def post_or_fall_back(repository: str | None, pr_number: int, body: str, *,
                       summary_has_body: bool, token: str | None = None,
                       api_url: str | None = None, author: str | None = None,
+                      marker: str = COMMENT_MARKER, create: bool = True,
                       sleep=None, clock=None) -> Posted:
     """upsert_comment, never raising for GitHub's answers: a plain 403 writes the report (unless
     the summary has it already) and a note to the step summary; anything else is returned as a
@@ -110,7 +146,7 @@ def post_or_fall_back(repository: str | None, pr_number: int, body: str, *,
     try:
         client = gh_client.make_client(token, api_url)
         result = upsert_comment(client, repository, pr_number, body, author=author,
-                                sleep=sleep, clock=clock)
+                                marker=marker, create=create, sleep=sleep, clock=clock)
     except UserError as exc:
         return Posted(None, str(exc))
     except gh_client.GitHubError as exc:

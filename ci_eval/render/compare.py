@@ -158,13 +158,9 @@ def footer_items(verdict: Verdict, commit: str | None, run_url: str | None = Non
         items.append(f"baseline agent {quote(verdict.baseline_agent)}")
     items.append(runs_text(verdict))
     items.append(f"commit {commit[:12]}" if commit else "commit unknown")
-<<<<<<< HEAD
     items.append(verdict.rules.describe() + f" at p < {ALPHA:g}")
-=======
-    items.append(f"regression = drop of more than {float(REGRESSION_DROP):.2f} (exact)")
     if run_url:
         items.append(f"[workflow run]({run_url}) (its artifacts results-shard-* hold every run)")
->>>>>>> 57e8da9 (Comment wording and first-hour run output: k=5 + N confirmation runs, a link to the workflow run, 'Changed, new or failing tasks', 'The 1 task', long reasons cut at a word with an ellipsis, the commit from git when GITHUB_SHA is unset (gate, compare); run --agent-env NAME (the allow-list named in --help) and a last line with the run count, the time and where the results went)
     return items
 
 
@@ -219,13 +215,8 @@ def _md_header(extra: tuple[str, ...] = ()) -> str:
 
 def render_markdown(verdict: Verdict, *, commit: str | None = None,
                     limit: int = MAX_COMMENT_CHARS,
-<<<<<<< HEAD
-                    trends: Mapping[str, str] | None = None) -> str:
-    changed = [_changed_row(t) for t in verdict.tasks if moved(t)]
-=======
                     trends: Mapping[str, str] | None = None, run_url: str | None = None) -> str:
-    changed = [_md_row(row(t), (t.why,)) for t in verdict.tasks if t.status != "unchanged"]
->>>>>>> 57e8da9 (Comment wording and first-hour run output: k=5 + N confirmation runs, a link to the workflow run, 'Changed, new or failing tasks', 'The 1 task', long reasons cut at a word with an ellipsis, the commit from git when GITHUB_SHA is unset (gate, compare); run --agent-env NAME (the allow-list named in --help) and a last line with the run count, the time and where the results went)
+    changed = [_changed_row(t) for t in verdict.tasks if moved(t)]
     history = ("History",) if trends is not None else ()
     full = [_md_row(row(t) + ([trends.get(t.task, "")] if trends is not None else []))
             for t in verdict.tasks]

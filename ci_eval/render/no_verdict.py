@@ -20,7 +20,7 @@ SETUP_HELP = ("No agent run started, so no pass rate was measured. Add the secre
               "before it.")
 
 
-PLAIN = re.compile(r"[A-Za-z0-9_ .,:()/-]{1,200}")  # shown as is; anything else as a code span
+PLAIN = re.compile(r"[A-Za-z0-9_ .,;:'()/-]{1,1000}")  # shown as is; anything else as a code span
 
 
 def _shown(text: str) -> str:
