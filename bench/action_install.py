@@ -32,10 +32,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from act_helpers import act_binary, commit_repo, stand_in_flags  # noqa: E402
+from act_helpers import act_binary, commit_repo, stand_in_flags
 
-from ci_eval.commands.init import ACTION_REF  # noqa: E402
-from ci_eval.main import main as ci_eval_main  # noqa: E402
+from ci_eval.commands.init import ACTION_REF
+from ci_eval.main import main as ci_eval_main
 
 WORKFLOW = f"""on: push
 permissions: {{}}

@@ -52,3 +52,11 @@ def test_compare_asks_git_for_the_commit_when_github_sha_is_unset(repo_root, mak
     assert cli("run", "--agent", "reference", "-k", "1", cwd=repo_root).returncode == 0
     done = cli("compare", "--format", "markdown", cwd=repo_root)
     assert f"commit {head[:12]}" in done.stdout and "commit unknown" not in done.stdout
+
+
+def test_the_footer_has_the_run_total_of_tokens_and_cost():
+    known = Verdict(tasks=(tv("task-001-a", "new"),), k=5, total_tokens=12_345,
+                    total_cost_usd=0.04213)
+    assert "in all 12,345 tokens, $0.0421" in rc.render_markdown(known)
+    assert "in all tokens unknown, cost unknown" in rc.render_markdown(
+        Verdict(tasks=(tv("task-001-a", "new"),), k=5))

@@ -18,7 +18,7 @@ from ci_eval.github import pulls
 class Recorder(http.server.BaseHTTPRequestHandler):
     seen: list[str] = []
 
-    def do_GET(self):  # noqa: N802 - http.server's name
+    def do_GET(self):
         Recorder.seen.append(self.headers.get("Authorization", ""))
         self.send_response(404)
         self.end_headers()

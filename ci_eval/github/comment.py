@@ -21,7 +21,6 @@ from ci_eval.github import actions
 from ci_eval.github import client as gh_client
 from ci_eval.render.compare import COMMENT_MARKER, MAX_COMMENT_CHARS
 
-
 # When the report goes to the pull request (the action's `comment` input, gate --comment):
 #   always      create or update the comment (the default)
 #   on-change   create it only when a task's status is not "unchanged" or the gate fails

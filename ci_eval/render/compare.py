@@ -151,12 +151,21 @@ def runs_text(verdict: Verdict) -> str:
     return f"k={verdict.k} + {extra} confirmation {runs} on tasks near the gate"
 
 
+def usage_text(verdict: Verdict) -> str:
+    """What the runs compared used in all: "12,345 tokens, $0.0421" (unknown when no run said)."""
+    tokens = "tokens unknown" if verdict.total_tokens is None else \
+        f"{verdict.total_tokens:,} tokens"
+    cost = "cost unknown" if verdict.total_cost_usd is None else f"${verdict.total_cost_usd:.4f}"
+    return f"in all {tokens}, {cost}"
+
+
 def footer_items(verdict: Verdict, commit: str | None, run_url: str | None = None, *,
                  quote=str) -> list[str]:
     items = [f"agent {quote(verdict.agent) if verdict.agent else 'unknown'}"]
     if verdict.baseline_agent and verdict.baseline_agent != verdict.agent:
         items.append(f"baseline agent {quote(verdict.baseline_agent)}")
     items.append(runs_text(verdict))
+    items.append(usage_text(verdict))
     items.append(f"commit {commit[:12]}" if commit else "commit unknown")
     items.append(verdict.rules.describe() + f" at p < {ALPHA:g}")
     if run_url:

@@ -59,6 +59,6 @@ def plan_failed_headline(result: str) -> str:
 def render_plan_failed(result: str, *, run_url: str | None = None,
                        commit: str | None = None) -> str:
     lines = [COMMENT_MARKER, f"### ❌ {plan_failed_headline(_shown(result))}", "",
-             "The plan job's log in the workflow run says why (bad tasks, a broken ci-eval.yaml, "
-             "an install that failed). This check fails until a run gets past the plan."]
+             ("The plan job's log in the workflow run says why (bad tasks, a broken ci-eval.yaml, "
+              "an install that failed). This check fails until a run gets past the plan.")]
     return "\n".join(lines) + "\n" + footer(run_url, commit)

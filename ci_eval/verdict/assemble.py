@@ -4,6 +4,8 @@ decision it applies is a pure function of gate, calibration and baseline."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from pathlib import Path
 
 from ci_eval.results import stream
@@ -63,6 +65,10 @@ def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k
          for task, entry in baseline.entries.items()},
     )
     outcomes = (outcome for runs in loaded.values() for outcome in runs.outcomes())
-    return gate.compare(baseline, states, task_results, k=shown_k, agent=agent,
-                        calibration=tuple(warnings), notes=notes,
-                        broken=gate.setup_broken(outcomes), rules=rules)
+    verdict = gate.compare(baseline, states, task_results, k=shown_k, agent=agent,
+                           calibration=tuple(warnings), notes=notes,
+                           broken=gate.setup_broken(outcomes), rules=rules)
+    tokens = [s.total_tokens for s in summaries.values() if s.total_tokens is not None]
+    costs = [s.total_cost_usd for s in summaries.values() if s.total_cost_usd is not None]
+    return dataclasses.replace(verdict, total_tokens=sum(tokens) if tokens else None,
+                               total_cost_usd=math.fsum(costs) if costs else None)

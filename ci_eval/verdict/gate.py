@@ -204,6 +204,8 @@ class Verdict:
     calibration: tuple = ()  # calibration.CalibrationWarning, reported alongside
     notes: tuple[str, ...] = field(default=())
     setup_broken: str | None = None  # every run failed the same way: the agent never worked
+    total_tokens: int | None = None  # of every run compared (None: no run reported any)
+    total_cost_usd: float | None = None
     rules: GateRules = DEFAULT_RULES
 
     @property
