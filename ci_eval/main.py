@@ -23,6 +23,7 @@ from pathlib import Path
 from ci_eval import __version__
 from ci_eval.commands.options import ROOT_HELP
 from ci_eval.errors import EXIT_BAD_INPUT, UserError
+from ci_eval.output import MaskedStream, add_environment_secrets
 
 EXIT_INTERNAL = 3  # an unexpected exception (a bug): see the module docstring
 DEBUG_ENV = "CI_EVAL_DEBUG"
@@ -110,6 +111,17 @@ def resolve_root(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    add_environment_secrets()
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = MaskedStream(sys.stdout), MaskedStream(sys.stderr)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv: list[str] | None) -> int:
+    """main, writing to streams that mask secrets (ci_eval/output.py)."""
     try:
         args = build_parser().parse_args(argv)  # usage errors: SystemExit(2), passed through
         resolve_root(args)

@@ -64,9 +64,9 @@ def test_a_same_size_test_edit_left_uncompared_by_the_budget_fails_the_path_gate
     starved = workspace_diff(pristine, workspace, byte_budget=10)
     assert starved.unverified == ["src/p.py", "tests/t.py"] and starved.files == []
     judged = _judged(starved, NO_TESTS, NO_ABS, FEW)
-    assert judged["no-tests"] == (False, "protected path(s) may have changed and were not "
-                                  "compared (the diff's budget ran out before they were "
-                                  "compared): tests/t.py")
+    assert judged["no-tests"] == (False, ("protected path(s) may have changed and were not "
+                                          "compared (the diff's budget ran out before they "
+                                          "were compared): tests/t.py"))
     assert judged["no-abs"][0] is False and "src/p.py (may have changed" in judged["no-abs"][1]
     assert judged["few"] == (True, "0 file(s) changed (at most 2)")  # 2 unverified <= 2
     full = workspace_diff(pristine, workspace)
@@ -95,8 +95,9 @@ def test_a_path_list_cut_at_the_entry_cap_fails_every_criterion_on_paths(tmp_pat
     diff = workspace_diff(pristine, workspace)
     assert diff.unlisted == "more than 50 paths"
     judged = _judged(diff, NO_TESTS, NO_ABS, FEW, SMALL)
-    assert judged["no-tests"] == (False, "the list of changed paths is incomplete (more than "
-                                  "50 paths): a change to a protected path cannot be ruled out")
+    assert judged["no-tests"] == (False, ("the list of changed paths is incomplete (more "
+                                          "than 50 paths): a change to a protected path "
+                                          "cannot be ruled out"))
     assert all(judged[k][0] is False for k in ("no-abs", "few", "small")), judged
     # pristine paths not reached in the workspace are not called deleted
     assert not any(f.status == "deleted" for f in diff.files)

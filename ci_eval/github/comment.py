@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from ci_eval.errors import UserError
 from ci_eval.github import actions
 from ci_eval.github import client as gh_client
+from ci_eval.output import mask
 from ci_eval.render.compare import COMMENT_MARKER, MAX_COMMENT_CHARS
 
 
@@ -57,7 +58,7 @@ def find_own(comments: Iterable, marker: str, login: str):
 def upsert_comment(client: gh_client.Client, repository: str, pr_number: int, body: str, *,
                    marker: str = COMMENT_MARKER, author: str | None = None,
                    sleep=None, clock=None) -> CommentResult:
-    body, truncated = fit_body(body, marker=marker)
+    body, truncated = fit_body(mask(body), marker=marker)
     options = {"sleep": sleep, "clock": clock}
     login = author or gh_client.own_login(client, **options)
     issue = client.github.get_repo(repository).get_issue(pr_number)
