@@ -151,3 +151,20 @@ def test_fullwidth_identifiers_match_a_code_pattern(tmp_path):
     pristine, workspace = _trees(tmp_path, BASE, {**BASE, "src/p.py": "x = ａｂｓ(-1)\n"})
     judged = _judged(workspace_diff(pristine, workspace), NO_ABS)
     assert judged["no-abs"][0] is False and "ａｂｓ" in judged["no-abs"][1]
+
+
+def test_a_link_in_scope_trips_the_line_criteria(tmp_path):
+    """src/p.py made a link to code outside the criterion's paths: Python imports the target's
+    lines, which the pattern on src/** never reads."""
+    pristine, workspace = _trees(tmp_path, BASE, {**{k: v for k, v in BASE.items()
+                                                      if k != "src/p.py"},
+                                                   "elsewhere/impl.py": "f = abs\n"})
+    (workspace / "src").mkdir(exist_ok=True)
+    (workspace / "src" / "p.py").symlink_to("../elsewhere/impl.py")
+    diff = workspace_diff(pristine, workspace)
+    link = next(f for f in diff.files if f.path == "src/p.py")
+    assert link.unread.startswith("a symbolic link (to '../elsewhere/impl.py')")
+    assert "+../elsewhere/impl.py" in diff.text  # shown as git shows a link
+    judged = _judged(diff, NO_ABS, SMALL)
+    assert judged["no-abs"][0] is False and "src/p.py (a symbolic link" in judged["no-abs"][1]
+    assert judged["small"][0] is False

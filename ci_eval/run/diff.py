@@ -331,7 +331,10 @@ def _compare(path: str, old: _Entry | None, new: _Entry | None, pristine: Path,
         fromfile="/dev/null" if old is None else f"a/{path}",
         tofile="/dev/null" if new is None else f"b/{path}")
     added, removed, body = _hunks(lines)
-    return FileChange(path, status, added, removed), head + body
+    # A link stands for lines elsewhere (what `import` runs), which the rubric does not read.
+    linked = (f"a symbolic link (to {text_b[0][:200]!r}): the lines it stands for are not read"
+              if new is not None and new.kind == "link" else "")
+    return FileChange(path, status, added, removed, unread=linked), head + body
 
 
 def _hunks(lines: list[str]) -> tuple[int, int, str]:
