@@ -65,22 +65,22 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--history", metavar="DIR",
                         help="run summaries of earlier runs (`ci-eval history fetch --out`): "
                         "when the folder holds any, the comment's full table gets a History "
-                        "column (a trend of each task's last runs); relative to --root")
+                        "column (a trend of each task's last runs) and the step summary two "
+                        "mermaid charts (the suite's pass rate and cost over the last runs and "
+                        "this one); relative to --root")
     parser.set_defaults(handler=run)
 
 
-def _trends(root, history: str | None):
-    """task -> trend of its last runs, from the history folder; None (no column) without one."""
+def _history(root, history: str | None):
+    """The run summaries of the history folder, oldest first; [] without one."""
     from pathlib import Path
 
-    from ci_eval.render.trend import trends
     from ci_eval.results.history import load_history
 
     folder = Path(root) / history if history else None
     if folder is None or not folder.is_dir():
-        return None
-    summaries = load_history(folder)
-    return trends(summaries) if summaries else None
+        return []
+    return load_history(folder)
 
 
 def failure_messages(verdict) -> list[str]:
@@ -105,10 +105,9 @@ def outputs_of(verdict, comment_url: str) -> dict[str, str]:
     }
 
 
-def on_default_branch(ctx, verdict, compared, history_dir, k=None):
-    """Runs on the default branch record the run's history: the run summary (per task: valid
-    runs, passes, errors, status, and the gate's status) written as a new file in
-    `history_dir`; its path, which action.yml uploads as the `ci-eval-history` artifact."""
+def this_run(ctx, verdict, compared, k=None):
+    """The run summary of this CI run (per task: valid runs, passes, errors, status, usage
+    totals and the gate's status)."""
     import datetime as dt
     import os
 
@@ -119,7 +118,7 @@ def on_default_branch(ctx, verdict, compared, history_dir, k=None):
 
     sha = (ctx.sha or "").lower()
     now = dt.datetime.now(dt.timezone.utc)
-    summary = history.build_summary(
+    return history.build_summary(
         summarize_results(require_runs(compared), k),
         date=now.date().isoformat(),
         recorded_at=history.utc_timestamp(now),
@@ -129,6 +128,13 @@ def on_default_branch(ctx, verdict, compared, history_dir, k=None):
         gate={t.task: t.status for t in verdict.tasks},
         ci_run=history.ci_run_from_env(os.environ),
     )
+
+
+def on_default_branch(summary, history_dir):
+    """Runs on the default branch record the run's history: `summary` written as a new file in
+    `history_dir`; its path, which action.yml uploads as the `ci-eval-history` artifact."""
+    from ci_eval.results import history
+
     return history.write_summary(history_dir, summary)
 
 
@@ -140,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
     from ci_eval.agents.config import load_config
     from ci_eval.github import actions, context
     from ci_eval.github.comment import Posted, post_or_fall_back
+    from ci_eval.render import trend
     from ci_eval.render.compare import render_markdown, render_table, verdict_line
     from ci_eval.results.merge import merge_shard_folders
     from ci_eval.verdict.assemble import build_verdict
@@ -160,9 +167,15 @@ def run(args: argparse.Namespace) -> int:
                             allow_agent_mismatch=args.allow_agent_mismatch,
                             rules=load_config(root).gate)
     commit = args.commit or ctx.sha
-    markdown = render_markdown(verdict, commit=commit, trends=_trends(root, args.history))
+    earlier = _history(root, args.history)
+    markdown = render_markdown(verdict, commit=commit,
+                               trends=trend.trends(earlier) if earlier else None)
     sys.stdout.write(render_table(verdict, commit=commit))
     in_summary = actions.append_summary(markdown)
+    record = context.on_default_branch(ctx) and not args.no_history
+    current = this_run(ctx, verdict, compared, k=args.k) if earlier or record else None
+    if earlier:
+        actions.append_summary(trend.mermaid_charts([*earlier, current]))
     for message in actions.limit_annotations(failure_messages(verdict)):
         actions.error(message, title="ci-eval")
 
@@ -180,9 +193,9 @@ def run(args: argparse.Namespace) -> int:
         else:
             actions.warning(f"the PR comment was not posted: {posted.problem}", title="ci-eval")
     outputs = outputs_of(verdict, comment_url)
-    if context.on_default_branch(ctx) and not args.no_history:
+    if record:
         history_dir = root / (args.history_out or f"{args.results}/{HISTORY_FOLDER}")
-        written = on_default_branch(ctx, verdict, compared, history_dir, k=args.k)
+        written = on_default_branch(current, history_dir)
         outputs["history-summary"] = str(written.resolve())
         print(f"ci-eval: recorded the run summary {written}", file=sys.stderr)
     if os.environ.get("GITHUB_OUTPUT"):
