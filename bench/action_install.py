@@ -64,7 +64,7 @@ def one_job(repo: Path, action: Path, work: Path, cache: Path) -> dict:
     argv = [act_binary(), "push", "-W", ".github/workflows/bench.yml",
             "-P", "ubuntu-latest=-self-hosted", "--no-cache-server",
             "--action-cache-path", str(work / "act-cache"),
-            "--env", f"CI_EVAL_TEST_CACHE={cache}",
+            "--env", f"CI_EVAL_TEST_ARTIFACTS={cache}",
             "--local-repository", f"{ACTION_REF}={action}", *stand_in_flags(repo)]
     home = work / "home"
     home.mkdir(parents=True, exist_ok=True)

@@ -42,6 +42,7 @@ from ci_eval import strict_json
 from ci_eval.grading.rubric import RUBRIC_FILE, task_grading
 from ci_eval.grading.testids import judge_tests
 from ci_eval.output import UntrustedFile, read_capped
+from ci_eval.run.junit_run import run_junit
 from ci_eval.run.pytest_report import (
     ReportError,
     read_report,
@@ -324,6 +325,37 @@ def run_tests(
                      timeout=timeout)
     verdict = judge_tests(fail_to_pass, pass_to_pass, run.outcomes, exit_code=run.exit_code,
                           problem=run.problem)
+    if verdict.passed:
+        return passed(verdict.reason)
+    return failed(f"{verdict.reason}: {run.output}" if run.output else verdict.reason)
+
+
+def run_junit_tests(
+    argv: Iterable[str],
+    fail_to_pass: Iterable[str] = (),
+    pass_to_pass: Iterable[str] = (),
+    *,
+    report_env: str | None = None,
+    restore: Iterable[str] = (),
+    classname: bool = False,
+    env: dict | None = None,
+    timeout: float = 120,
+) -> CheckResult:
+    """Run a task's own test command (any runner) and read each test's outcome from the JUnit
+    XML report it writes to a path ci-eval chose outside the workspace: "{report}" in argv, or
+    the variable named by report_env, e.g.
+    run_junit_tests(["node", "--test", "--test-reporter=junit",
+    "--test-reporter-destination={report}"], fail_to_pass=["parse > reads units"]).
+    Test ids and the report's limits: ci_eval/run/junit_report.py. The rules of run_tests hold:
+    skipped, errored and missing fail; no report is "no evidence the tests ran"; an exit code
+    that disagrees with the report fails. restore: paths put back from repo-state/ first."""
+    fail_to_pass, pass_to_pass = list(fail_to_pass), list(pass_to_pass)
+    if not fail_to_pass + pass_to_pass:
+        raise ValueError("run_junit_tests needs at least one test id")
+    restore_pristine(restore)
+    run = run_junit(argv, _report_dir(), report_env=report_env, env=env, classname=classname,
+                    timeout=timeout)
+    verdict = judge_tests(fail_to_pass, pass_to_pass, run.outcomes, problem=run.problem)
     if verdict.passed:
         return passed(verdict.reason)
     return failed(f"{verdict.reason}: {run.output}" if run.output else verdict.reason)

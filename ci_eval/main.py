@@ -23,6 +23,7 @@ from pathlib import Path
 from ci_eval import __version__
 from ci_eval.commands.options import ROOT_HELP
 from ci_eval.errors import EXIT_BAD_INPUT, UserError
+from ci_eval.output import MaskedStream, add_environment_secrets
 
 EXIT_INTERNAL = 3  # an unexpected exception (a bug): see the module docstring
 DEBUG_ENV = "CI_EVAL_DEBUG"
@@ -165,6 +166,17 @@ def main(argv: list[str] | None = None) -> int:
     if early:  # before the command modules, which need fcntl, are imported
         print(f"ci-eval: error: {early}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    add_environment_secrets()
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = MaskedStream(sys.stdout), MaskedStream(sys.stderr)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _main(argv: list[str] | None) -> int:
+    """main, writing to streams that mask secrets (ci_eval/output.py)."""
     try:
         args = build_parser().parse_args(argv)  # usage errors: SystemExit(2), passed through
         problem = platform_problem(getattr(args, "command", None), sys.platform)

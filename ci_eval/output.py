@@ -42,7 +42,7 @@ def write_atomic(path: Path | str, text: str, *, field: str | None = "--output")
     if not folder.is_dir():
         what = "is not a folder" if folder.exists() else "folder does not exist"
         raise UserError(what, path=folder, field=field)
-    data = text.encode("utf-8")
+    data = mask(text).encode("utf-8")
     try:
         mode = path.stat().st_mode & 0o777 if path.exists() else None
         tmp, fd = _create_temp(path)
@@ -173,3 +173,87 @@ def read_capped(path: Path | str, cap: int) -> bytes | None:
     if size > cap:  # it grew after the fstat
         raise UntrustedFile(f"{name}: more than the {cap}-byte cap")
     return b"".join(chunks)
+
+
+# --- secrets, masked in everything ci-eval writes -----------------------------------------------
+#
+# One masking point: the values of the secrets this process knows (environment variables whose
+# names look like secrets, registered when the CLI starts, and the secrets an agent is given,
+# registered when it is run) are replaced by MASK in every string written: results records
+# (every text field, the diff included), logs, files written through write_atomic and emit, the
+# PR comment and PR bodies, the step summary and outputs, and stdout and stderr (progress lines,
+# annotations, tables, errors: main wraps both streams). What cannot be masked: a secret the
+# agent encodes (base64, hex, reversed, split over lines or strings) is no longer its value.
+
+MASK = "***"
+SECRET_NAME_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
+MIN_SECRET_CHARS = 6  # shorter values ("1", "true") would mask ordinary words
+MIN_FRAGMENT_CHARS = 4  # a secret's start (end) cut off at the end (start) of a capped text
+_secrets: set[str] = set()
+
+
+def looks_secret(name: str) -> bool:
+    return any(part in name.upper() for part in SECRET_NAME_PARTS)
+
+
+def add_secrets(values) -> None:
+    """Mask these values from now on, in everything this process writes."""
+    _secrets.update(v for v in values if isinstance(v, str) and len(v) >= MIN_SECRET_CHARS)
+
+
+def add_environment_secrets(environ=os.environ) -> None:
+    """The values of the environment variables whose names look like secrets (*KEY*, *TOKEN*,
+    *SECRET*, *PASSWORD*, *CREDENTIAL*, *AUTH*)."""
+    add_secrets(value for name, value in environ.items() if looks_secret(name))
+
+
+def mask(text: str, *, cut_start: bool = False, cut_end: bool = False) -> str:
+    """`text` with every known secret replaced by MASK; with cut_start / cut_end (the text was
+    cut there from a longer one) also a secret's tail at its start / a secret's head at its
+    end, of at least MIN_FRAGMENT_CHARS characters."""
+    if not _secrets or not isinstance(text, str):
+        return text
+    for value in sorted(_secrets, key=len, reverse=True):  # a longer secret holding a shorter
+        if value in text:
+            text = text.replace(value, MASK)
+        if cut_end:
+            text = _masked_edge(text, value, at_end=True)
+        if cut_start:
+            text = _masked_edge(text, value, at_end=False)
+    return text
+
+
+def _masked_edge(text: str, value: str, *, at_end: bool) -> str:
+    for size in range(min(len(value), len(text)) - 1, MIN_FRAGMENT_CHARS - 1, -1):
+        if at_end and text.endswith(value[:size]):
+            return text[:-size] + MASK
+        if not at_end and text.startswith(value[-size:]):
+            return MASK + text[size:]
+    return text
+
+
+def masked(value):
+    """A JSON-like value (a results record) with every string in it masked, keys included."""
+    if not _secrets:
+        return value
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, dict):
+        return {masked(k): masked(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [masked(v) for v in value]
+    return value
+
+
+class MaskedStream:
+    """A text stream (sys.stdout, sys.stderr) that masks what is written to it."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(mask(text))
+        return len(text)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)

@@ -16,6 +16,8 @@ import sys
 import threading
 import time
 
+from ci_eval.output import mask
+
 REFRESH_SECONDS = 1.0
 
 
@@ -93,9 +95,10 @@ class Progress:
             self.running = max(0, self.running - 1)
             line = run_line(record)
             reason = record.get("reason") if record["status"] != "pass" else ""
-            if self.github:
+            reason = " ".join((reason or "").split())  # one line: agent text starts no line
+            if self.github:  # indented: a reason never reads as a workflow command (::error::)
                 self._write(f"::group::[{self.done}/{self.total}] {line}\n"
-                            + (f"{reason}\n" if reason else "") + "::endgroup::\n")
+                            + (f"  {reason}\n" if reason else "") + "::endgroup::\n")
             elif self.tty:
                 self.last = line
                 if record["status"] != "pass":
@@ -150,7 +153,7 @@ class Progress:
 
     def _write(self, text: str) -> None:
         try:
-            self.stream.write(text)
+            self.stream.write(mask(text))
             self.stream.flush()
         except (OSError, ValueError):
             pass  # a closed terminal must not stop the runs

@@ -28,6 +28,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 STUBS = Path(__file__).resolve().parent / "act_stubs"
 REPOSITORY = "acme/widgets"
 TOKEN = "ghs_act_bot"
+# actions/NAME@SHA, or actions/NAME/SUB@SHA (actions/cache/restore): the repository is NAME
 PIN_RE = re.compile(r"uses:\s*(actions/[A-Za-z0-9_-]+)(?:/[A-Za-z0-9_/-]+)?@([0-9a-f]{40})")
 
 

@@ -147,8 +147,8 @@ def test_an_agent_failing_every_run_the_same_way_is_a_broken_setup_not_a_regress
     compare = cli("compare", "--format", "markdown", cwd=repo_root)
     assert compare.returncode == 1
     first = compare.stdout.splitlines()[1]
-    assert first.startswith("### ❌ ci-eval: agent setup broken: agent exited 1 "
-                            "(Error: credentials not found)"), compare.stdout
+    assert first.startswith("### ❌ ci-eval: agent setup broken: `agent exited 1 "
+                            "(Error: credentials not found)`"), compare.stdout
     assert "regressed" not in first
     table = cli("compare", cwd=repo_root)
     assert "agent exited non-zero in 2 of 2 runs" in table.stdout

@@ -36,12 +36,16 @@ def test_readme_main_command_reference_passes_all_noop_none_and_the_gate_tells_t
     assert len(tasks) == 21
     assert all(t["passes"] == t["runs"] == 5 and t["errors"] == 0 for t in tasks)
 
-    noop_args = ["run", "--agent", "noop", *args[3:]]
+    # the other end of the scale needs one run per task: noop changes nothing, so every run of
+    # it is the same state (verify proves the checks fail on it, twice)
+    noop_args = ["run", "--agent", "noop", *args[3:args.index("-k")], "-k", "1",
+                 *args[args.index("-k") + 2:]]
     noop = cli(*noop_args, "-j", "2", "--out", str(tmp_path / "noop"), "--json", cwd=REPO,
                timeout=600)
     assert noop.returncode == 0, noop.stderr
     tasks = json.loads(noop.stdout)["tasks"]
     assert len(tasks) == 21 and all(t["passes"] == 0 and t["errors"] == 0 for t in tasks)
+    assert all(t["runs"] == 1 for t in tasks)
     record = read_lines(tmp_path / "noop" / "task-004-pagination-drops-last-page.jsonl")[0]
     assert record["reason"]  # a failing run says why
 

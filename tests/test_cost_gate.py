@@ -259,3 +259,30 @@ def test_min_baseline_rate_decides_what_is_gated(tmp_path, cli):
     write_runs(root, "task-001-a", "fffff", tokens=4000, cost=0.02, wall=30.0)
     code, data = compare_json(cli, root)
     assert code == 0 and data["tasks"][0]["status"] == "aspirational"
+
+
+# --- the step summary's chart (pure) ------------------------------------------------------------
+
+
+def test_mermaid_charts_of_pass_rate_and_cost():
+    from ci_eval.render.trend import mermaid_charts
+    from ci_eval.results.history import RunSummary, TaskRecord
+
+    def run(date, passes, cost):
+        tasks = {"task-001-a": TaskRecord("task-001-a", 5, passes, 0, 5, cost_usd=cost),
+                 "task-002-b": TaskRecord("task-002-b", 5, 5, 0, 5, cost_usd=cost)}
+        return RunSummary(date=date, recorded_at=f"{date}T10:00:00Z", commit=None, agent="a",
+                          ci_eval_version="0", tasks=tasks)
+
+    runs = [run(f"2026-11-{d:02d}", d % 6, 0.5) for d in range(1, 26)]
+    runs[-1] = run("2026-11-25", 1, None)
+    text = mermaid_charts(runs)
+    assert "the last 20 recorded run(s)" in text and '"11-06 #6"' in text and '"11-05 #5"' not in text
+    line = text.split("    line [", 1)[1].split("]", 1)[0].split(", ")
+    assert len(line) == 20 and line[0] == "50.0" and line[-1] == "60.0"  # (0 + 5) / 10, (1 + 5) / 10
+    assert 'y-axis "pass rate (%)" 0 --> 100' in text
+    bars = text.split("    bar [", 1)[1].split("]", 1)[0].split(", ")
+    assert bars[0] == "1" and bars[-1] == "0"
+    assert "1 of these run(s) recorded no cost (drawn at 0)." in text
+    assert "bar [" not in mermaid_charts([run("2026-11-01", 5, None)])
+    assert mermaid_charts([]) == ""

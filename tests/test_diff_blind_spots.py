@@ -64,9 +64,9 @@ def test_a_same_size_test_edit_left_uncompared_by_the_budget_fails_the_path_gate
     starved = workspace_diff(pristine, workspace, byte_budget=10)
     assert starved.unverified == ["src/p.py", "tests/t.py"] and starved.files == []
     judged = _judged(starved, NO_TESTS, NO_ABS, FEW)
-    assert judged["no-tests"] == (False, "protected path(s) may have changed and were not "
-                                  "compared (the diff's budget ran out before they were "
-                                  "compared): tests/t.py")
+    assert judged["no-tests"] == (False, ("protected path(s) may have changed and were not "
+                                          "compared (the diff's budget ran out before they "
+                                          "were compared): tests/t.py"))
     assert judged["no-abs"][0] is False and "src/p.py (may have changed" in judged["no-abs"][1]
     assert judged["few"] == (True, "0 file(s) changed (at most 2)")  # 2 unverified <= 2
     full = workspace_diff(pristine, workspace)
@@ -95,8 +95,9 @@ def test_a_path_list_cut_at_the_entry_cap_fails_every_criterion_on_paths(tmp_pat
     diff = workspace_diff(pristine, workspace)
     assert diff.unlisted == "more than 50 paths"
     judged = _judged(diff, NO_TESTS, NO_ABS, FEW, SMALL)
-    assert judged["no-tests"] == (False, "the list of changed paths is incomplete (more than "
-                                  "50 paths): a change to a protected path cannot be ruled out")
+    assert judged["no-tests"] == (False, ("the list of changed paths is incomplete (more "
+                                          "than 50 paths): a change to a protected path "
+                                          "cannot be ruled out"))
     assert all(judged[k][0] is False for k in ("no-abs", "few", "small")), judged
     # pristine paths not reached in the workspace are not called deleted
     assert not any(f.status == "deleted" for f in diff.files)
@@ -150,3 +151,20 @@ def test_fullwidth_identifiers_match_a_code_pattern(tmp_path):
     pristine, workspace = _trees(tmp_path, BASE, {**BASE, "src/p.py": "x = ａｂｓ(-1)\n"})
     judged = _judged(workspace_diff(pristine, workspace), NO_ABS)
     assert judged["no-abs"][0] is False and "ａｂｓ" in judged["no-abs"][1]
+
+
+def test_a_link_in_scope_trips_the_line_criteria(tmp_path):
+    """src/p.py made a link to code outside the criterion's paths: Python imports the target's
+    lines, which the pattern on src/** never reads."""
+    pristine, workspace = _trees(tmp_path, BASE, {**{k: v for k, v in BASE.items()
+                                                      if k != "src/p.py"},
+                                                   "elsewhere/impl.py": "f = abs\n"})
+    (workspace / "src").mkdir(exist_ok=True)
+    (workspace / "src" / "p.py").symlink_to("../elsewhere/impl.py")
+    diff = workspace_diff(pristine, workspace)
+    link = next(f for f in diff.files if f.path == "src/p.py")
+    assert link.unread.startswith("a symbolic link (to '../elsewhere/impl.py')")
+    assert "+../elsewhere/impl.py" in diff.text  # shown as git shows a link
+    judged = _judged(diff, NO_ABS, SMALL)
+    assert judged["no-abs"][0] is False and "src/p.py (a symbolic link" in judged["no-abs"][1]
+    assert judged["small"][0] is False

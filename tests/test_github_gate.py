@@ -217,7 +217,16 @@ def test_the_comment_gets_a_history_column_from_earlier_runs(sharded, cli, fake_
     full_table = posted["body"].split("<details>", 1)[1]
     assert "| History |" in full_table.splitlines()[2], full_table[:400]
     assert "| History |" not in posted["body"].split("<details>", 1)[0]
+    # the step summary (not the comment) charts the suite over the 2 recorded runs and this one
+    step = (tmp_path / "summary.md").read_text()
+    assert "#### Trend: the last 3 recorded run(s), this one last" in step
+    assert '```mermaid\nxychart-beta\n    title "Suite pass rate (%)"\n' in step
+    assert 'x-axis ["11-01 #1", "11-02 #2", ' in step and "mermaid" not in posted["body"]
+    rates = step.split("    line [", 1)[1].split("]", 1)[0].split(", ")
+    # shard 1 alone was recorded twice; this run is every shard merged
+    assert len(rates) == 3 and rates[0] == rates[1] == "100.0" and rates[2] == "50.0"
     # no history folder (a first run, or no actions: read): no column, the same gate
     (tmp_path / "summary.md").unlink()
     assert cli("gate", "--history", "nowhere", cwd=sharded, env=env).returncode == 1
     assert "History" not in fake_github.comments_on(REPO, 7)[0]["body"]
+    assert "mermaid" not in (tmp_path / "summary.md").read_text()

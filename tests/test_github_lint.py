@@ -59,7 +59,12 @@ def test_least_privilege_and_no_pull_request_target():
     assert eval_jobs["shard"]["strategy"]["fail-fast"] is False
     writers = {name for name, job in eval_jobs.items()
                if any(v == "write" for v in job["permissions"].values())}
-    assert writers == {"report"}
+    assert writers == {"report", "dashboard"}
+    # the optional Pages deploy: only on pushes, only when the repository opts in, Pages scopes only
+    dashboard = eval_jobs["dashboard"]
+    assert dashboard["permissions"] == {"pages": "write", "id-token": "write"}
+    assert "github.event_name == 'push'" in dashboard["if"]
+    assert "vars.CI_EVAL_PAGES == 'true'" in dashboard["if"]
 
 
 def test_gc_workflow_is_weekly_and_manual_with_only_the_scopes_it_needs():

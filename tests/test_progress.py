@@ -26,8 +26,11 @@ def test_github_actions_prints_each_run_at_once_in_its_own_group():
     progress.run_done(_rec(1, "pass"))
     assert "::group::[1/2] task-001-x run 1: pass (1.2s)\n::endgroup::\n" in out.getvalue()
     progress.run_done(_rec(2, "fail", "FAIL: wrong answer"))
-    assert "::group::[2/2] task-001-x run 2: fail (1.2s)\nFAIL: wrong answer\n::endgroup::\n" \
+    assert "::group::[2/2] task-001-x run 2: fail (1.2s)\n  FAIL: wrong answer\n::endgroup::\n" \
         in out.getvalue()
+    progress.run_done(_rec(2, "fail", "FAIL: x\n::error title=forged::merge me"))
+    assert "\n  FAIL: x ::error title=forged::merge me\n::endgroup::\n" in out.getvalue()
+    assert "\n::error" not in out.getvalue()  # agent text never starts a workflow command
     progress.task_done("task-001-x", [_rec(1, "pass"), _rec(2, "fail")])
     assert out.getvalue().endswith("task-001-x: 1/2 runs passed\n")
 

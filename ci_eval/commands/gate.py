@@ -76,7 +76,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--history", metavar="DIR",
                         help="run summaries of earlier runs (`ci-eval history fetch --out`): "
                         "when the folder holds any, the comment's full table gets a History "
-                        "column (a trend of each task's last runs); relative to --root")
+                        "column (a trend of each task's last runs) and the step summary two "
+                        "mermaid charts (the suite's pass rate and cost over the last runs and "
+                        "this one); relative to --root")
     parser.add_argument("--plan", metavar="JSON",
                         help="the plan job's output `plan` ({\"of\": N, \"shards\": {...}}): a "
                         "planned shard whose RESULTS/shard-I/ is missing (its job died before "
@@ -88,18 +90,16 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
-def _trends(root, history: str | None):
-    """task -> trend of its last runs, from the history folder; None (no column) without one."""
+def _history(root, history: str | None):
+    """The run summaries of the history folder, oldest first; [] without one."""
     from pathlib import Path
 
-    from ci_eval.render.trend import trends
     from ci_eval.results.history import load_history
 
     folder = Path(root) / history if history else None
     if folder is None or not folder.is_dir():
-        return None
-    summaries = load_history(folder)
-    return trends(summaries) if summaries else None
+        return []
+    return load_history(folder)
 
 
 def failure_messages(verdict) -> list[str]:
@@ -124,10 +124,9 @@ def outputs_of(verdict, comment_url: str) -> dict[str, str]:
     }
 
 
-def on_default_branch(ctx, verdict, compared, history_dir, k=None):
-    """Runs on the default branch record the run's history: the run summary (per task: valid
-    runs, passes, errors, status, and the gate's status) written as a new file in
-    `history_dir`; its path, which action.yml uploads as the `ci-eval-history` artifact."""
+def this_run(ctx, verdict, compared, k=None):
+    """The run summary of this CI run (per task: valid runs, passes, errors, status, usage
+    totals and the gate's status)."""
     import datetime as dt
     import os
 
@@ -138,7 +137,7 @@ def on_default_branch(ctx, verdict, compared, history_dir, k=None):
 
     sha = (ctx.sha or "").lower()
     now = dt.datetime.now(dt.timezone.utc)
-    summary = history.build_summary(
+    return history.build_summary(
         summarize_results(require_runs(compared), k),
         date=now.date().isoformat(),
         recorded_at=history.utc_timestamp(now),
@@ -148,6 +147,13 @@ def on_default_branch(ctx, verdict, compared, history_dir, k=None):
         gate={t.task: t.status for t in verdict.tasks},
         ci_run=history.ci_run_from_env(os.environ),
     )
+
+
+def on_default_branch(summary, history_dir):
+    """Runs on the default branch record the run's history: `summary` written as a new file in
+    `history_dir`; its path, which action.yml uploads as the `ci-eval-history` artifact."""
+    from ci_eval.results import history
+
     return history.write_summary(history_dir, summary)
 
 
@@ -215,7 +221,7 @@ def run(args: argparse.Namespace) -> int:
     from ci_eval.agents.config import load_config
     from ci_eval.github import actions, context
     from ci_eval.github.comment import marker_for
-    from ci_eval.render import no_verdict
+    from ci_eval.render import no_verdict, trend
     from ci_eval.render.compare import render_markdown, render_table, verdict_line
     from ci_eval.results import setup_problem
     from ci_eval.results.merge import SHARD_GLOB, merge_shard_folders
@@ -259,7 +265,9 @@ def run(args: argparse.Namespace) -> int:
         present = present_shards(results_dir)
         incomplete = bool(set(planned) - present)
         verdict = planned_shards.mark_missing(verdict, count, planned, present, links)
-    markdown = render_markdown(verdict, commit=commit, trends=_trends(root, args.history),
+    earlier = _history(root, args.history)
+    markdown = render_markdown(verdict, commit=commit,
+                               trends=trend.trends(earlier) if earlier else None,
                                run_url=ctx.run_url)
     sys.stdout.write(render_table(verdict, commit=commit))
     for message in actions.limit_annotations(failure_messages(verdict)):
@@ -267,12 +275,18 @@ def run(args: argparse.Namespace) -> int:
     changed = any(t.status != "unchanged" for t in verdict.tasks)
     outputs = outputs_of(verdict, publish(markdown, ctx, args, failed=not verdict.passed,
                                           changed=changed))
+    # an incomplete run (a planned shard missing) is neither recorded nor charted
+    record = context.on_default_branch(ctx) and not args.no_history and not incomplete
+    current = (this_run(ctx, verdict, compared, k=args.k)
+               if (earlier or record) and not incomplete else None)
+    if earlier and current is not None:
+        actions.append_summary(trend.mermaid_charts([*earlier, current]))
     if incomplete and context.on_default_branch(ctx):
         actions.notice("no run summary recorded: a planned shard is missing (the history "
                        "keeps complete runs only)", title="ci-eval")
-    elif context.on_default_branch(ctx) and not args.no_history:
+    if record:
         history_dir = root / (args.history_out or f"{args.results}/{HISTORY_FOLDER}")
-        written = on_default_branch(ctx, verdict, compared, history_dir, k=args.k)
+        written = on_default_branch(current, history_dir)
         outputs["history-summary"] = str(written.resolve())
         print(f"ci-eval: recorded the run summary {written}", file=sys.stderr)
     if os.environ.get("GITHUB_OUTPUT"):

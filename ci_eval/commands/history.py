@@ -1,4 +1,5 @@
-"""`ci-eval history record|show`: one run summary per CI run, and the trend of the last ones."""
+"""`ci-eval history record|show|site|fetch`: one run summary per CI run, the trend of the last
+ones, the dashboard page (render/site.py), and the summaries of earlier CI runs."""
 
 from __future__ import annotations
 
@@ -57,6 +58,25 @@ def add_parser(subparsers) -> None:
                       help="runs shown per task (default 10)")
     add_json_argument(show, "print JSON")
     show.set_defaults(handler=run_show)
+
+    site = sub.add_parser(
+        "site",
+        help="write the dashboard: a static, offline HTML page of the recorded runs",
+        description="Write OUT/index.html from the run summaries in --history: the suite's "
+        "and each task's pass rate per CI run, cost and wall time per run, flaky tasks (pass@k "
+        "against pass^k over the window) and the archived tasks (archive/ under --root). One "
+        "self-contained file: the charting library (uPlot, vendored) and the data are inlined, "
+        "and it loads nothing from the network. Every file in the history folder must be a "
+        "valid summary. Exit 0, 2 on bad input.",
+    )
+    add_root_argument(site)
+    add_history_argument(site)
+    site.add_argument("--out", required=True, metavar="DIR",
+                      help="folder to write index.html into (created if missing; relative to "
+                      "the current folder)")
+    site.add_argument("--title", default="ci-eval dashboard", help="the page's title")
+    add_json_argument(site, "print what was written as JSON")
+    site.set_defaults(handler=run_site)
 
     fetch = sub.add_parser(
         "fetch",
@@ -171,6 +191,31 @@ def run_show(args: argparse.Namespace) -> int:
         table = [[r["task"], r["sparkline"], r["counts"], r["last_status"] or "—"] for r in rows]
         print(tabulate(table, headers=["Task", "Trend", "Runs (oldest first)", "Last"],
                        tablefmt="simple", disable_numparse=True))
+    return 0
+
+
+def run_site(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from ci_eval.output import ensure_dir, write_atomic
+    from ci_eval.render.site import read_library, render_site, site_data
+    from ci_eval.results.history import load_history
+    from ci_eval.verdict.archive import archived_tasks
+
+    folder = history_dir(args)
+    summaries = load_history(folder, missing_ok=args.history is None)
+    data = site_data(summaries, archived_tasks(Path(args.root)))
+    out = ensure_dir(Path(args.out), field="--out")
+    page = out / "index.html"
+    write_atomic(page, render_site(data, read_library(), title=args.title), field="--out")
+    if args.json:
+        print(json.dumps({"path": str(page), "runs": len(data["runs"]),
+                          "tasks": len(data["tasks"]), "flaky": len(data["flaky"]),
+                          "archived": len(data["archived"])}, indent=2))
+        return 0
+    print(f"wrote {page}: {len(data['runs'])} run(s), {len(data['tasks'])} task(s), "
+          f"{len(data['flaky'])} flaky, {len(data['archived'])} archived")
     return 0
 
 

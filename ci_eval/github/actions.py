@@ -20,6 +20,7 @@ import secrets
 import sys
 
 from ci_eval.errors import UserError
+from ci_eval.output import mask
 
 MAX_SUMMARY_BYTES = 1024 * 1024  # GitHub refuses a step summary over 1 MiB
 MAX_ERROR_ANNOTATIONS = 10  # per step; more are dropped by GitHub
@@ -37,7 +38,7 @@ def set_outputs(values: dict[str, str], *, path: str | None = None) -> None:
     for name, value in values.items():
         if not OUTPUT_NAME_RE.match(name):
             raise ValueError(f"bad output name {name!r}")
-        value = str(value)
+        value = mask(str(value))
         delimiter = f"ci_eval_{secrets.token_hex(8)}"
         while delimiter in value:
             delimiter = f"ci_eval_{secrets.token_hex(8)}"
@@ -60,7 +61,7 @@ def append_summary(markdown: str, *, path: str | None = None) -> bool:
         used = os.path.getsize(target) if os.path.exists(target) else 0
     except OSError:
         used = 0
-    data = fit_summary(markdown, MAX_SUMMARY_BYTES - used)
+    data = fit_summary(mask(markdown), MAX_SUMMARY_BYTES - used)
     if not data:
         return False
     try:
@@ -97,9 +98,9 @@ def escape_property(text: str) -> str:
 
 def command(name: str, message: str, **properties: str | None) -> str:
     """One workflow command line, e.g. `::error title=ci-eval::task-003 regressed`."""
-    props = ",".join(f"{key}={escape_property(str(value))}"
+    props = ",".join(f"{key}={escape_property(mask(str(value)))}"
                      for key, value in properties.items() if value is not None)
-    return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
+    return f"::{name}{' ' + props if props else ''}::{escape_data(mask(message))}"
 
 
 def error(message: str, *, title: str | None = None) -> None:

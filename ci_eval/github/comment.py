@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from ci_eval.errors import UserError
 from ci_eval.github import actions
 from ci_eval.github import client as gh_client
+from ci_eval.output import mask
 from ci_eval.render.compare import COMMENT_MARKER, MAX_COMMENT_CHARS
 
 # When the report goes to the pull request (the action's `comment` input, gate --comment):
@@ -89,7 +90,7 @@ def upsert_comment(client: gh_client.Client, repository: str, pr_number: int, bo
     """`create` False: update the comment when there is one, else do nothing ("skipped")."""
     if marker != COMMENT_MARKER:
         body = body.replace(COMMENT_MARKER, marker, 1)
-    body, truncated = fit_body(body, marker=marker)
+    body, truncated = fit_body(mask(body), marker=marker)
     options = {"sleep": sleep, "clock": clock}
     login = author or gh_client.own_login(client, **options)
     issue = client.github.get_repo(repository).get_issue(pr_number)

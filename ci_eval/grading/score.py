@@ -32,8 +32,15 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 
-from ci_eval.grading.diffview import (Diff, added_lines, code_forms, files_in, matches,
-                                      unread_in, unverified_in)
+from ci_eval.grading.diffview import (
+    Diff,
+    added_lines,
+    code_forms,
+    files_in,
+    matches,
+    unread_in,
+    unverified_in,
+)
 from ci_eval.grading.rubric import Criterion, Rubric
 from ci_eval.grading.testids import TestIds, judge_tests
 

@@ -14,12 +14,20 @@ from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from math import floor
 
-from ci_eval.results.history import RunSummary, TaskRecord, task_points, tasks_in
+from ci_eval.results.history import (
+    RunSummary,
+    TaskRecord,
+    suite_cost,
+    suite_rate,
+    task_points,
+    tasks_in,
+)
 
 BARS = "▁▂▃▄▅▆▇█"
 NOT_RUN = "·"
 NO_VALID_RUNS = "?"
 DEFAULT_LIMIT = 10
+CHART_RUNS = 20  # runs in the step summary's mermaid charts
 
 
 def bar(rate: Fraction) -> str:
@@ -90,3 +98,34 @@ def window_note(summaries: Sequence[RunSummary], shown: int) -> str:
     return (f"{len(summaries)} run summar{'y' if len(summaries) == 1 else 'ies'}; "
             f"the last {len(recent)} shown ({span})")
 
+
+
+def _mermaid_label(summary: RunSummary, index: int) -> str:
+    """An x-axis label: the run's date (MM-DD) and its place, quoted for mermaid."""
+    return f'"{summary.date[5:]} #{index}"'
+
+
+def mermaid_charts(summaries: Sequence[RunSummary], limit: int = CHART_RUNS) -> str:
+    """Two mermaid xychart-beta blocks (GitHub renders them in markdown): the suite's pass rate
+    (every task's valid runs pooled) and its cost per run, over the last `limit` summaries, the
+    last one being this run. A run that recorded no cost is drawn at 0 and said so."""
+    recent = list(summaries)[-limit:]
+    if not recent:
+        return ""
+    labels = ", ".join(_mermaid_label(s, len(summaries) - len(recent) + i + 1)
+                       for i, s in enumerate(recent))
+    rates = [suite_rate(s) for s in recent]
+    shown = ", ".join("0" if r is None else f"{float(r) * 100:.1f}" for r in rates)
+    out = (f"\n#### Trend: the last {len(recent)} recorded run(s), this one last\n\n"
+           "```mermaid\nxychart-beta\n    title \"Suite pass rate (%)\"\n"
+           f"    x-axis [{labels}]\n    y-axis \"pass rate (%)\" 0 --> 100\n"
+           f"    line [{shown}]\n```\n")
+    costs = [suite_cost(s) for s in recent]
+    if any(c is not None for c in costs):
+        values = ", ".join("0" if c is None else f"{c:.4g}" for c in costs)
+        out += ("\n```mermaid\nxychart-beta\n    title \"Cost per CI run (USD)\"\n"
+                f"    x-axis [{labels}]\n    y-axis \"USD\"\n    bar [{values}]\n```\n")
+        missing = sum(c is None for c in costs)
+        if missing:
+            out += f"\n{missing} of these run(s) recorded no cost (drawn at 0).\n"
+    return out

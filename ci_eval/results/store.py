@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_eval.errors import UserError
-from ci_eval.output import write_atomic
+from ci_eval.output import masked, write_atomic
 
 STATUSES = ("pass", "fail", "timeout", "error")
 REQUIRED_FIELDS = {"run": int, "task": str, "status": str, "passed": bool, "agent": str}
@@ -88,7 +88,7 @@ def append_record(path: Path, record: dict) -> None:
     that fails (disk full) is undone, so the file never ends in a partial line, and is a
     UserError naming the file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = (json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+    line = (json.dumps(masked(record), sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
                      0o644)

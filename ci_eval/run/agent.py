@@ -19,7 +19,15 @@ from ci_eval import strict_json
 from ci_eval.agents.config import AgentConfig, visible_env
 from ci_eval.agents.presets import PRESETS
 from ci_eval.agents.pricing import cost_from_pricing
-from ci_eval.output import UntrustedFile, read_capped
+from ci_eval.output import (
+    MIN_SECRET_CHARS,
+    UntrustedFile,
+    add_secrets,
+    looks_secret,
+    mask,
+    masked,
+    read_capped,
+)
 from ci_eval.results.store import number_problem
 from ci_eval.run import isolation as isolation_mod
 from ci_eval.run import launcher
@@ -194,23 +202,16 @@ def _copied(path: Path, repo_root: Path, folder: Path) -> str:
     return str(folder / path.name)
 
 
-SECRET_NAME_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
-
-
 def secret_values(agent: AgentConfig, environ=os.environ) -> list[str]:
     """Values of the secrets the agent is given (a preset's key variables, and the names in its
     `env:` that look like secrets: *KEY*, *TOKEN*, *SECRET*, *PASSWORD*, *CREDENTIAL*, *AUTH*),
-    masked wherever its output is stored: an agent that prints its environment must not put a
-    key into the results, the logs or the PR comment."""
-    names = [n for n in agent.env if any(part in n.upper() for part in SECRET_NAME_PARTS)]
+    masked in everything ci-eval writes (ci_eval/output.py, mask): an agent that prints its
+    environment, or writes a key into a file of its diff, must not put it into the results,
+    the logs, the progress lines or the PR comment."""
+    names = [n for n in agent.env if looks_secret(n)]
     names += list(PRESETS[agent.preset].key_env) if agent.preset else []
-    return [environ[n] for n in dict.fromkeys(names) if len(environ.get(n, "")) >= 6]
-
-
-def redact(text: str, secrets: list[str]) -> str:
-    for value in secrets:
-        text = text.replace(value, "***")
-    return text
+    return [environ[n] for n in dict.fromkeys(names)
+            if len(environ.get(n, "")) >= MIN_SECRET_CHARS]
 
 
 def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
@@ -230,6 +231,7 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
 
     env = agent_env(agent, task, run_no, paths)
     env.update(agent_home(agent, paths.home))
+    add_secrets(secret_values(agent))  # masked in everything written from now on
     preset = PRESETS[agent.preset] if agent.preset else None
     try:
         if preset:
@@ -262,8 +264,7 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
         finally:
             isolation_mod.release_scratch(paths.run_dir)
         sandbox_failure = status.read() or result.launch_error
-    secrets = secret_values(agent)
-    output = redact(result.output_tail, secrets)
+    output = mask(result.output_tail, cut_start=True)
     if sandbox_failure:
         missing = sandbox_failure.startswith("command not found")
         return AgentOutcome(AgentKind.INFRA, result.seconds, f"agent sandbox: {sandbox_failure}",
@@ -271,8 +272,8 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
     if preset:
         usage, outcome, note, infra = _read_preset(preset, agent, result.output_tail, result,
                                                    paths, pricing)
-        note = redact(note, secrets)
-        outcome = {k: redact(v, secrets) if isinstance(v, str) else v for k, v in outcome.items()}
+        note = mask(note)
+        outcome = masked(outcome)
     else:
         outcome, infra = {}, None
         usage, note = read_usage(paths.usage_file) if agent.usage == "file" else (None, "")
@@ -280,7 +281,7 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
             "outcome": outcome, "output": output}
     if infra is not None:
         return AgentOutcome(AgentKind.INFRA, reason=f"agent infrastructure error ({infra.kind}): "
-                            f"{redact(infra.reason, secrets)}", retryable=infra.kind in RETRYABLE_INFRA,
+                            f"{mask(infra.reason)}", retryable=infra.kind in RETRYABLE_INFRA,
                             backoff=infra.kind in RETRYABLE_INFRA, **done)
     if result.timed_out:
         return AgentOutcome(AgentKind.TIMEOUT, reason=_joined(

@@ -33,6 +33,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ci_eval.output import mask
 from ci_eval.run.linediff import unified_diff
 from ci_eval.run.renames import fold_renames
 from ci_eval.run.sourcetext import source_lines, source_text
@@ -140,15 +141,16 @@ def workspace_diff(pristine: Path, workspace: Path, *, cap: int = DIFF_CAP_BYTES
     for path in sorted(changed):
         old, new = before.get(path), after.get(path)
         if path in mode_only:
-            changes.append((FileChange(path, "mode"), f"diff --git a/{path} b/{path}\nold mode "
-                                                       f"{old.mode:o}\nnew mode {new.mode:o}\n"))
+            header = (f"diff --git a/{path} b/{path}\nold mode {old.mode:o}\n"
+                      f"new mode {new.mode:o}\n")
+            changes.append((FileChange(path, "mode"), header))
         else:
             changes.append(_compare(path, old, new, pristine, workspace, budget))
     chunks: list[bytes] = []
     size = 0
     for change, text in fold_renames(changes, pristine, workspace, hunks=_hunks):
         result.files.append(change)
-        data = text.encode("utf-8", errors="replace")
+        data = mask(text).encode("utf-8", errors="replace")  # masked before it is cut
         if size < cap:
             chunks.append(data[: cap - size])
         size += len(data)
@@ -160,7 +162,7 @@ def workspace_diff(pristine: Path, workspace: Path, *, cap: int = DIFF_CAP_BYTES
                             "changed file(s) not read")
     result.truncated = (result.truncated or size > cap or bool(budget.exhausted)
                         or bool(result.unverified))
-    result.text = b"".join(chunks).decode("utf-8", errors="replace")
+    result.text = mask(b"".join(chunks).decode("utf-8", errors="replace"), cut_end=size > cap)
     return result
 
 
@@ -329,7 +331,10 @@ def _compare(path: str, old: _Entry | None, new: _Entry | None, pristine: Path,
         fromfile="/dev/null" if old is None else f"a/{path}",
         tofile="/dev/null" if new is None else f"b/{path}")
     added, removed, body = _hunks(lines)
-    return FileChange(path, status, added, removed), head + body
+    # A link stands for lines elsewhere (what `import` runs), which the rubric does not read.
+    linked = (f"a symbolic link (to {text_b[0][:200]!r}): the lines it stands for are not read"
+              if new is not None and new.kind == "link" else "")
+    return FileChange(path, status, added, removed, unread=linked), head + body
 
 
 def _hunks(lines: list[str]) -> tuple[int, int, str]:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ci_eval.agents.budget import Budget
 from ci_eval.agents.config import AgentConfig
-from ci_eval.output import write_atomic
+from ci_eval.output import mask, write_atomic
 from ci_eval.results import store as results_mod
 from ci_eval.results.summary import count_runs
 from ci_eval.run import cancellation
@@ -128,7 +128,7 @@ def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> Attem
         def done(status: str, reason: str, retryable: bool = False, backoff: bool = False):
             if status != "pass" and log.strip():
                 tail = " | ".join(line.strip() for line in log.strip().splitlines()[-3:])
-                reason = _joined([reason, f"agent output: …{tail[-300:]}"])
+                reason = _joined([reason, f"agent output: …{mask(tail[-300:], cut_start=True)}"])
             return Attempt(_finish(record, status, reason, started), retryable, backoff, log)
 
         if outcome.kind is AgentKind.INFRA:
@@ -280,11 +280,13 @@ def _write_log(ctx: RunContext, task: Task, run_no: int, output: str) -> None:
     if not output:
         return
     data = output.encode("utf-8", errors="replace")
+    text = data.decode("utf-8", errors="replace")
     if len(data) > LOG_CAP_BYTES:
-        data = b"[ci-eval: log cut to its last 256 KiB]\n" + data[-LOG_CAP_BYTES:]
+        text = ("[ci-eval: log cut to its last 256 KiB]\n"
+                + mask(data[-LOG_CAP_BYTES:].decode("utf-8", errors="replace"), cut_start=True))
     folder = ctx.out_dir / LOGS / task.id
     folder.mkdir(parents=True, exist_ok=True)
-    write_atomic(folder / f"{run_no}.log", data.decode("utf-8", errors="replace"), field=None)
+    write_atomic(folder / f"{run_no}.log", text, field=None)
 
 
 MoreRunsHook = Callable[[Task, list[dict]], int]

@@ -246,7 +246,8 @@ def _test_outcomes(reports: Path) -> tuple[dict[str, str], str]:
     outcomes: dict[str, str] = {}
     notes = []
     try:
-        names = sorted(os.listdir(reports))[:MAX_REPORTS]
+        # dot-files: a runner's own report on its way to a JSON one (run/junit_run.py)
+        names = sorted(n for n in os.listdir(reports) if not n.startswith("."))[:MAX_REPORTS]
     except OSError:
         return {}, ""
     for name in names:

@@ -194,3 +194,23 @@ def _appended(text: str, lines: tuple[str, ...]) -> str:
     elif not text.endswith("\n"):
         text += "\n"
     return text + "".join(line + "\n" for line in lines)
+
+
+MAX_LOG_SHOWN = 1024 * 1024  # bytes of ARCHIVE-LOG.md read for the dashboard
+
+
+def archived_tasks(root: Path) -> list[dict]:
+    """The archived task folders under archive/ (sorted), each with the archive log's lines that
+    name it ({"task", "log"}): what the dashboard lists. The log is read capped, never followed
+    through a link; a log that is not UTF-8 text is left out, not guessed."""
+    log = archive_log_path(root)
+    text = ""
+    if log.is_file() and not log.is_symlink():
+        with open(log, "rb") as handle:
+            text = handle.read(MAX_LOG_SHOWN).decode("utf-8", errors="replace")
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    found = []
+    for folder in archived_folders(root):
+        named = [line for line in lines if folder.name in line]
+        found.append({"task": folder.name, "log": " / ".join(named[-3:])})
+    return found

@@ -33,13 +33,12 @@ from ci_eval.verdict.rules import AXES, AXIS_UNITS, AxisRule
 # condition and the correlation of tokens with cost make it fewer: bench/cost_sim.py). A suite
 # of N tasks: at most 3 x N x ALPHA.
 ALPHA = 0.0003
-AXIS_STATUSES = ("regressed", "improved", "unchanged", "unknown")
 
 
 @dataclass(frozen=True)
 class AxisVerdict:
     axis: str  # "cost" | "tokens" | "wall"
-    status: str  # one of AXIS_STATUSES
+    status: str  # "regressed" | "improved" | "unchanged" | "unknown"
     rule: AxisRule
     baseline: Distribution | None = None
     current: Distribution | None = None

@@ -187,9 +187,6 @@ class TaskVerdict:
     def fails_gate(self) -> bool:
         return self.gated and (self.status in FAILING_STATUSES or bool(self.failing_axes))
 
-    def axis(self, name: str) -> AxisVerdict | None:
-        return next((a for a in self.axes if a.axis == name), None)
-
 
 def _diff(current: float | None, base: float | None) -> float | None:
     return None if current is None or base is None else current - base

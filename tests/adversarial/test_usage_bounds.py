@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from .conftest import needs_sandbox
 
 HUGE = 10**400
@@ -22,8 +24,13 @@ with open(os.environ["CI_EVAL_USAGE_FILE"], "w") as f:
 '''
 
 
-def _agent(arena, usage: str) -> str:
-    return arena.agent(WRITE_USAGE.format(usage=usage), shell="python")
+USAGES = {  # task -> what its agent writes as usage (one `ci-eval run` runs them all)
+    "task-001-huge": (f'{{"tokens": {HUGE}, "cost_usd": {HUGE}, "input_tokens": 5, '
+                      f'"output_tokens": 1e999}}'),
+    "task-002-edge": f'{{"tokens": {10**12}, "cost_usd": {10**6}}}',
+    "task-003-past": f'{{"tokens": {10**12 + 1}, "cost_usd": 1000000.01}}',
+    "task-004-honest": '{"tokens": 1200, "cost_usd": 0.25}',
+}
 
 
 def _every_command(arena, out: str) -> dict:
@@ -42,14 +49,27 @@ def _every_command(arena, out: str) -> dict:
     return codes
 
 
+@pytest.fixture(scope="module")
+def usage_runs(module_arena):
+    """One `ci-eval run` over a task per usage file: task id -> its record."""
+    for task, usage in USAGES.items():
+        module_arena.task(task)
+        (module_arena.agents / f"{task}.py").write_text(WRITE_USAGE.format(usage=usage))
+    dispatch = module_arena.agent(
+        "import os, runpy\n"
+        f"runpy.run_path(os.path.join({str(module_arena.agents)!r}, "
+        "os.environ['CI_EVAL_TASK_ID'] + '.py'))\n", shell="python")
+    result = module_arena.run("run", "-k", "1", "-j", "2", "--agent-cmd", dispatch)
+    assert result.returncode == 0, result.detail()
+    return module_arena, result.by_task()
+
+
 @needs_sandbox
-def test_a_usage_file_with_10_to_the_400_tokens_leaves_a_verdict(arena):
-    arena.task()
-    attack = arena.run("run", "-k", "1", "--agent-cmd",
-                       _agent(arena, f'{{"tokens": {HUGE}, "cost_usd": {HUGE}, '
-                                     f'"input_tokens": 5, "output_tokens": 1e999}}'))
-    assert attack.returncode == 0, attack.detail()
-    record = attack.record()
+def test_a_usage_file_with_10_to_the_400_tokens_leaves_a_verdict(usage_runs):
+    """The attack, and every command that reads the folder afterwards: exit 0 or 1, never 3.
+    The honest twin's usage is recorded as written."""
+    arena, records = usage_runs
+    record = records["task-001-huge"]
     assert record["status"] == "pass", record
     assert record["tokens"] is None and record["cost_usd"] is None, record
     assert record["input_tokens"] == 5 and record["output_tokens"] is None, record
@@ -57,28 +77,20 @@ def test_a_usage_file_with_10_to_the_400_tokens_leaves_a_verdict(arena):
     assert "cost_usd 1000" in record["reason"], record["reason"]
     for name, (code, text) in _every_command(arena, "results").items():
         assert code in (0, 1), f"{name}: exit {code}\n{text}"
-
-    honest = arena.run("run", "-k", "1", "--out", "honest", "--agent-cmd",
-                       _agent(arena, '{"tokens": 1200, "cost_usd": 0.25}'), out="honest")
-    record = honest.record()
-    assert record["tokens"] == 1200 and record["cost_usd"] == 0.25, record
-    assert "usage" not in record["reason"], record["reason"]
+    honest = records["task-004-honest"]
+    assert honest["tokens"] == 1200 and honest["cost_usd"] == 0.25, honest
+    assert "usage" not in honest["reason"], honest["reason"]
 
 
 @needs_sandbox
-def test_the_largest_usage_that_is_accepted_and_one_past_it(arena):
+def test_the_largest_usage_that_is_accepted_and_one_past_it(usage_runs):
     """The bounds are inclusive: 10**12 tokens and $10**6 are recorded; one token or one cent
     more is null with a note."""
-    arena.task()
-    edge = arena.run("run", "-k", "1", "--agent-cmd",
-                     _agent(arena, f'{{"tokens": {10**12}, "cost_usd": {10**6}}}'))
-    assert edge.record()["tokens"] == 10**12 and edge.record()["cost_usd"] == 10**6
-    past = arena.run("run", "-k", "1", "--out", "past", "--agent-cmd",
-                     _agent(arena, f'{{"tokens": {10**12 + 1}, "cost_usd": 1000000.01}}'),
-                     out="past")
-    record = past.record()
-    assert record["tokens"] is None and record["cost_usd"] is None, record
-    assert "expected" not in record["reason"] and "ignored tokens" in record["reason"]
+    _, records = usage_runs
+    edge, past = records["task-002-edge"], records["task-003-past"]
+    assert edge["tokens"] == 10**12 and edge["cost_usd"] == 10**6, edge
+    assert past["tokens"] is None and past["cost_usd"] is None, past
+    assert "ignored tokens" in past["reason"], past["reason"]
 
 
 def test_a_huge_number_in_a_results_line_is_an_error_naming_file_and_line(arena):

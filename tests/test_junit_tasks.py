@@ -1,0 +1,172 @@
+"""Tasks beyond Python (issue #25, item 1): a JavaScript golden task whose checks run node's own
+test runner and read each test's outcome from the JUnit report it writes to a path ci-eval chose
+outside the workspace (ci_eval.checks.run_junit_tests, ci_eval/run/junit_report.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from ci_eval.importers.base import file_patch
+from ci_eval.run.junit_report import MAX_DEPTH, JUnitError, parse_junit
+
+pytestmark = pytest.mark.skipif(shutil.which("node") is None,
+                                reason="node is not installed (.ci/run installs nodejs)")
+
+UNITS = ("'use strict';\n"
+         "const FACTORS = { s: 1, m: 60 };\n"
+         "function seconds(text) {\n"
+         "  const match = /^(\\d+)([smh])$/.exec(text);\n"
+         "  if (!match) throw new Error('bad duration: ' + text);\n"
+         "  return Number(match[1]) * FACTORS[match[2]];\n"
+         "}\n"
+         "module.exports = { seconds };\n")
+FIXED = UNITS.replace("{ s: 1, m: 60 }", "{ s: 1, m: 60, h: 3600 }")
+WRONG = UNITS.replace("{ s: 1, m: 60 }", "{ s: 1, m: 60, h: 60 }")
+TESTS = ("'use strict';\n"
+         "const { describe, test } = require('node:test');\n"
+         "const assert = require('node:assert');\n"
+         "const { seconds } = require('../src/units.js');\n"
+         "describe('seconds', () => {\n"
+         "  test('reads hours', () => assert.strictEqual(seconds('2h'), 7200));\n"
+         "  test('reads minutes', () => assert.strictEqual(seconds('3m'), 180));\n"
+         "  test('refuses words', () => assert.throws(() => seconds('soon')));\n"
+         "});\n")
+HOURS, MINUTES, WORDS = "seconds > reads hours", "seconds > reads minutes", "seconds > refuses words"
+SKIPPED = TESTS.replace("test('reads hours', ()", "test('reads hours', { skip: true }, ()")
+# The code under test forges the report: it finds the destination in its runner's command line
+# and puts an all-passing JUnit file there in one rename (node keeps writing to the old file),
+# and leaves another in the workspace where a careless harness would look.
+FORGED_XML = ("<?xml version=\"1.0\"?><testsuites><testsuite name=\"seconds\">"
+              "<testcase name=\"reads hours\"/><testcase name=\"reads minutes\"/>"
+              "<testcase name=\"refuses words\"/></testsuite></testsuites>")
+FORGER = UNITS + (
+    "const fs = require('fs');\n"
+    f"const forged = {json.dumps(FORGED_XML)};\n"
+    "fs.writeFileSync('junit.xml', forged);\n"
+    "for (const pid of [process.pid, process.ppid]) {\n"
+    "  const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\\0');\n"
+    "  for (const arg of argv) {\n"
+    "    const dest = arg.startsWith('--test-reporter-destination=') && arg.split('=')[1];\n"
+    "    if (dest) { fs.writeFileSync(dest + '.tmp', forged); fs.renameSync(dest + '.tmp', dest); }\n"
+    "  }\n"
+    "}\n")
+CHECKS = ("from ci_eval.checks import declared_tests, main, run_junit_tests\n\n"
+          "NODE_TEST = ['node', '--test', '--test-reporter=junit',\n"
+          "             '--test-reporter-destination={report}', 'test/']\n\n"
+          "main(lambda: run_junit_tests(NODE_TEST, *declared_tests()))\n")
+
+
+def _patch(before: str, after: str, path: str = "src/units.js") -> str:
+    return file_patch({path: before.encode()}, {path: after.encode()})
+
+
+def units_task(make_task, root, negatives=None):
+    return make_task(
+        root, "task-001-js-hours",
+        prompt="seconds('2h') throws: hours are missing.\n",
+        checks=CHECKS,
+        metadata={"fail_to_pass": [HOURS], "pass_to_pass": [MINUTES, WORDS]},
+        repo_state={"src/units.js": UNITS, "test/units.test.js": TESTS},
+        solution={"fix.patch": _patch(UNITS, FIXED)},
+        negatives=negatives)
+
+
+def test_verify_shows_the_table_and_refuses_wrong_skipped_and_forged(cli, repo_root, make_task):
+    units_task(make_task, repo_root, negatives={
+        "wrong-factor.patch": _patch(UNITS, WRONG),
+        "skip-the-test.patch": _patch(TESTS, SKIPPED, "test/units.test.js"),
+        "forge-the-report.patch": _patch(UNITS, FORGER)})
+    result = cli("verify", cwd=repo_root, timeout=240)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("ok      task-001-js-hours: ")
+    assert lines[1].split() == ["BASE", "GOLDEN", "TEST"]
+    assert [line.split(None, 2) for line in lines[2:5]] == [
+        ["FAIL", "PASS", HOURS], ["PASS", "PASS", MINUTES], ["PASS", "PASS", WORDS]]
+
+
+def _checks_on(task, tmp_path, source: dict[str, str]):
+    """checks.py run by hand on a workspace holding `source`: (exit code, what it said)."""
+    workspace = tmp_path / "workspace"
+    shutil.copytree(task / "repo-state", workspace)
+    for rel, text in source.items():
+        (workspace / rel).write_text(text)
+    env = {**os.environ, "CI_EVAL_TASK_DIR": str(task),
+           "PYTHONPATH": os.pathsep.join(filter(None, [os.path.dirname(os.path.dirname(
+               os.path.abspath(__file__))), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, str(task / "checks.py")], cwd=workspace, env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    return done.returncode, done.stderr, workspace
+
+
+@pytest.mark.parametrize("source, reason", [
+    ({"src/units.js": FIXED}, None),
+    ({"src/units.js": WRONG}, f"{HOURS} FAILED (fail_to_pass)"),
+    ({"test/units.test.js": SKIPPED}, f"{HOURS} SKIPPED (fail_to_pass)"),
+    ({"src/units.js": FORGER}, "node exited 1 but its JUnit report shows no failing test"),
+], ids=["fixed", "wrong", "skipped", "forged"])
+def test_the_reasons(make_task, repo_root, tmp_path, source, reason):
+    task = units_task(make_task, repo_root)
+    code, said, workspace = _checks_on(task, tmp_path, source)
+    if reason is None:
+        assert code == 0, said
+        return
+    assert code == 1, said
+    assert reason in said
+    if source.get("src/units.js") == FORGER:
+        assert (workspace / "junit.xml").read_text() == FORGED_XML  # it wrote, it did not count
+
+
+def test_a_runner_that_writes_no_report_is_no_evidence(make_task, repo_root, tmp_path):
+    task = units_task(make_task, repo_root)
+    (task / "checks.py").write_text(
+        "from ci_eval.checks import declared_tests, main, run_junit_tests\n\n"
+        "main(lambda: run_junit_tests(['node', '--test', 'test/'], *declared_tests(),\n"
+        "                             report_env='JUNIT_REPORT_PATH'))\n")
+    code, said, _ = _checks_on(task, tmp_path, {"src/units.js": FIXED})
+    assert code == 1
+    assert "no evidence the tests ran (node exit 0, no JUnit report)" in said
+
+
+def test_a_command_without_the_report_path_is_the_authors_error(make_task, repo_root, tmp_path):
+    task = units_task(make_task, repo_root)
+    (task / "checks.py").write_text(CHECKS.replace("{report}", "out.xml"))
+    code, said, _ = _checks_on(task, tmp_path, {"src/units.js": FIXED})
+    assert code != 0 and "FAIL:" not in said  # a broken checks.py, never a run's fail
+    assert 'ValueError: run_junit_tests: put "{report}" in the command or name report_env' in said
+
+
+# --- the parser's limits (hostile reports) ------------------------------------------------------
+
+
+@pytest.mark.parametrize("document, refusal", [
+    ((b'<?xml version="1.0"?><!DOCTYPE t [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;">]>'
+      b'<testsuites><testcase name="&b;"/></testsuites>'), "document type or entity declaration"),
+    (b'<testsuites><testcase name="x"/></testsuites><!doctype late>', "document type"),
+    ('<?xml version="1.0" encoding="UTF-16"?><testsuites/>'.encode("utf-16"), "not UTF-8"),
+    (b'<?xml version="1.0" encoding="latin-1"?><testsuites/>', "declares encoding 'latin-1'"),
+    (b"<testsuites>" + b"<testsuite>" * (MAX_DEPTH + 1), f"deeper than {MAX_DEPTH}"),
+    (b"<html><testcase name='x'/></html>", "root is <html>"),
+    (b"<testsuites><testcase name='x'/>", "not well-formed"),
+], ids=["entities", "late-doctype", "utf-16", "latin-1", "depth", "root", "truncated"])
+def test_hostile_reports_are_refused(document, refusal):
+    with pytest.raises(JUnitError, match=refusal.replace("(", r"\(")):
+        parse_junit(document)
+
+
+def test_a_duplicate_id_keeps_its_worst_outcome_and_outcomes_map_as_pytests():
+    outcomes = parse_junit(
+        b"<testsuites><testsuite name='s'><testcase name='a'><failure/></testcase>"
+        b"<testcase name='a'/><testcase name='b'><error/></testcase>"
+        b"<testcase name='c'><skipped/></testcase></testsuite>"
+        b"<testcase classname='pkg.T' name='d'/></testsuites>")
+    assert outcomes == {"s > a": "FAILED", "s > b": "ERROR", "s > c": "SKIPPED", "d": "PASSED"}
+    assert parse_junit(b"<testsuite name='pytest'><testcase classname='tests.test_x' "
+                       b"name='test_y'/></testsuite>", classname=True) == {
+        "tests.test_x::test_y": "PASSED"}
