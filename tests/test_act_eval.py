@@ -69,7 +69,7 @@ def test_eval_workflow_passes_and_comments(repo_root, make_task, api, tmp_path):
     assert "| task-002-beta | unchanged |" in body
     assert posted["user"] == "github-actions[bot]"
     uploaded = sorted(p.name for p in (tmp_path / "act" / "artifacts").iterdir())
-    assert uploaded == ["results-shard-1", "results-shard-2"]
+    assert uploaded == ["ci-eval-dashboard", "results-shard-1", "results-shard-2"]
 
 
 def test_eval_workflow_with_a_regression_ends_red(repo_root, make_task, api, tmp_path):
@@ -92,8 +92,8 @@ def test_a_push_to_the_default_branch_uploads_the_run_summary(repo_root, make_ta
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert_jobs(done.stdout, "succeeded")
     uploaded = tmp_path / "act" / "artifacts"
-    assert sorted(p.name for p in uploaded.iterdir()) == ["ci-eval-history", "results-shard-1",
-                                                          "results-shard-2"]
+    assert sorted(p.name for p in uploaded.iterdir()) == [
+        "ci-eval-dashboard", "ci-eval-history", "results-shard-1", "results-shard-2"]
     [summary_file] = (uploaded / "ci-eval-history").iterdir()
     summary = history.read_summary(summary_file)
     assert sorted(summary.tasks) == list(TASKS) and summary.agent == "reference"

@@ -72,7 +72,7 @@ def test_a_shard_that_uploads_nothing_fails_the_check_and_is_named(repo_root, ma
     results = job_results(done.stdout)
     assert results.get("report") == "failed", done.stdout[-4000:]
     assert sorted(p.name for p in (tmp_path / "act" / "artifacts").iterdir()) == [
-        "results-shard-1"]
+        "ci-eval-dashboard", "results-shard-1"]
     [posted] = api.comments_on(REPOSITORY, 7)
     body = posted["body"]
     assert body.startswith(COMMENT_MARKER)
