@@ -99,7 +99,7 @@ _ALTERNATIVES = {
     "overloaded": ("provider overloaded", (
         r"\b529\b", r"overloaded", r"\b503\b", r"service[ _]?unavailable", r"servers are down",
         r"internal[ _]?server[ _]?error", r"\b500\b", r"\b502\b", r"bad gateway",
-        r"server error")),
+        r"server error", r"experiencing high demand")),
     "network": ("network unreachable", (
         r"ECONNREFUSED", r"ECONNRESET", r"ENOTFOUND", r"EAI_AGAIN", r"ETIMEDOUT", r"ENETUNREACH",
         r"EHOSTUNREACH", r"getaddrinfo", r"network is unreachable", r"no route to host",
