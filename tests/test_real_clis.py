@@ -171,10 +171,10 @@ def _problems(tool: Tool, mode: str, case: dict) -> list[str]:
         outcome = record.get("agent_outcome") or {}
         if status == "pass" and any(outcome.get(k) != v for k, v in tool.outcome.items()):
             found.append(f"agent_outcome {outcome} (expected {tool.outcome})")
-    if mode == "hang" and tool.preset == "claude-code":
-        # Killed after one answered message: its input is known, its output is not (item 5).
-        if (record.get("input_tokens"), record.get("output_tokens")) != (1000, None):
-            found.append(f"hang tokens {record.get('input_tokens')}/{record.get('output_tokens')}")
+    # Claude killed after one answered message: its input is known, its output not (item 5).
+    if mode == "hang" and tool.preset == "claude-code" and \
+            (record.get("input_tokens"), record.get("output_tokens")) != (1000, None):
+        found.append(f"hang tokens {record.get('input_tokens')}/{record.get('output_tokens')}")
     return [f"{tool.preset} {mode}: {p} (requests: {case['requests']})" for p in found]
 
 

@@ -81,8 +81,8 @@ _ALTERNATIVES = {
     # A model name the provider does not know: ci-eval.yaml or the tool's settings are wrong,
     # and no retry will mend it (a misspelled model is no 0% regression).
     "setup": ("model not found", (
-        r"model_not_found", r"not_found_error", r"notfounderror", r"\bmodel\b[^\n]{0,120}\b(?:does not exist|"
-        r"not found|is not found|not supported)", r"\b404\b[^\n]{0,40}not found",
+        r"model_not_found", r"not_found_error", r"notfounderror",
+        r"\bmodel\b[^\n]{0,120}\b(?:does not exist|not found|is not found|not supported)", r"\b404\b[^\n]{0,40}not found",
         r"unexpected status 404", r"\bmodels/\S+ is not found")),
     "auth": ("authentication failed", (
         r"invalid[ _-]?(?:x-)?api[ _-]?key", r"incorrect api key", r"api key (?:not valid|is invalid)",

@@ -52,4 +52,4 @@ from fake_models.script import Edit
 from fake_models.server import MODES, FakeModelServer, Received
 from fake_models.wire import USAGE, Usage
 
-__all__ = ["Edit", "FakeModelServer", "MODES", "Received", "USAGE", "Usage"]
+__all__ = ["MODES", "USAGE", "Edit", "FakeModelServer", "Received", "Usage"]

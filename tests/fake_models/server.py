@@ -14,7 +14,6 @@ import json
 import socket
 import struct
 import threading
-import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote, urlsplit
@@ -61,7 +60,7 @@ def route(method: str, path: str) -> tuple[str | None, str]:
         return "anthropic", "count" if path.startswith("/v1/messages/count_tokens") else "generate"
     if path.startswith("/v1/responses"):
         return "responses", "generate"
-    if path.startswith("/v1/chat/completions") or path.startswith("/chat/completions"):
+    if path.startswith(("/v1/chat/completions", "/chat/completions")):
         return "chat", "generate"
     if "/models/" in path and ":" in path.rsplit("/", 1)[-1]:
         action = path.rsplit(":", 1)[-1]
@@ -75,13 +74,13 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
 
-    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+    def log_message(self, format, *args):
         pass
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         self._serve()
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         self._serve()
 
     # --- dispatch ---------------------------------------------------------------------------
