@@ -9,8 +9,8 @@ import subprocess
 import pytest
 
 from ci_eval.importers.base import file_patch
-from ci_eval.run.upstream import tree
 from ci_eval.run.workspace import WorkspaceFactory
+from ci_eval.tasks.upstream import tree
 
 CALC = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"

@@ -14,7 +14,7 @@ https://github.com/owner/name.git) or a URL (file://, https://, git@host:path) t
                         files do not count; a file the patch deletes is removed
   FAIL_TO_PASS / PASS_TO_PASS -> metadata.json fail_to_pass / pass_to_pass, run by run_tests
 
-The base commit is fetched at import (into the cache of run/upstream.py) to make test-files/:
+The base commit is fetched at import (into the cache of tasks/upstream.py) to make test-files/:
 an instance whose commit cannot be had, or whose test_patch does not apply to it, is bad input
 naming the instance (exit 2, nothing written). The ids are run as pytest node ids; an instance
 whose repository's tests need another runner (django's) needs its checks.py rewritten
@@ -45,8 +45,8 @@ from ci_eval.importers.base import (
     metadata_json,
 )
 from ci_eval.output import read_user_file
-from ci_eval.run.upstream import URL_PATTERN, UpstreamError
-from ci_eval.run.upstream import tree as upstream_tree
+from ci_eval.tasks.upstream import URL_PATTERN, UpstreamError
+from ci_eval.tasks.upstream import tree as upstream_tree
 
 NAME = "swe-bench"
 SUMMARY = "SWE-bench instances (JSON lines): repo, base_commit, patch, test_patch, FAIL_TO_PASS"

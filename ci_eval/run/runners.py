@@ -23,10 +23,10 @@ from ci_eval.run.docker.images import default_log_dir, describe
 from ci_eval.run.docker.settings import docker_settings, task_runner
 from ci_eval.run.isolation import Isolation
 from ci_eval.run.scoring import CheckOutcome, run_checks
-from ci_eval.run.upstream import UpstreamError, pin_of
-from ci_eval.run.upstream import tree as upstream_tree
-from ci_eval.run.workspace import apply_output
+from ci_eval.run.workspace import WorkspaceError, apply_output
 from ci_eval.tasks.model import Task
+from ci_eval.tasks.upstream import UpstreamError, pin_of
+from ci_eval.tasks.upstream import tree as upstream_tree
 
 RUNNERS = ("local", "docker")
 
@@ -52,7 +52,12 @@ class LocalRunner:
 
     def repo_state(self, task: Task) -> Path:
         pin = pin_of(task.metadata)
-        return upstream_tree(task.id, *pin) if pin else task.repo_state
+        if not pin:
+            return task.repo_state
+        try:
+            return upstream_tree(task.id, *pin)
+        except UpstreamError as exc:
+            raise WorkspaceError(str(exc)) from None
 
     def apply_output(self, task: Task, source: Path, workspace: Path) -> None:
         apply_output(source, workspace)

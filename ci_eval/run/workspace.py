@@ -27,6 +27,7 @@ from pathlib import Path
 from ci_eval.run.gitdir import git_files, write_git
 from ci_eval.run.isolation import TEMP_PREFIX
 from ci_eval.tasks.model import PATCH_SUFFIXES
+from ci_eval.tasks.upstream import PLAIN_TREE_MARK
 
 SETUP_TIMEOUT = 120
 SOLVE_SCRIPT_SUFFIX = ".sh"
@@ -66,9 +67,6 @@ def git(workspace: Path, *args: str, check: bool = True, input: bytes | None = N
         message = proc.stderr.decode(errors="replace").strip().splitlines()
         raise WorkspaceError(f"git {args[0]} failed: {message[-1] if message else proc.returncode}")
     return proc.stdout
-
-
-PLAIN_TREE_MARK = ".ci-eval-plain-tree"  # beside a folder copied as it is (run/upstream.py)
 
 
 def special_files(repo_state: Path) -> set[str]:

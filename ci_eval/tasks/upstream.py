@@ -7,7 +7,8 @@ with `git fetch --depth 1 origin COMMIT` and neither the system's nor the user's
 configuration (no url rewrites, hooks or credential helpers of the host's). The tree of that
 commit is written once per commit into a plain folder (`git archive`: no .git, no history), from
 which every workspace is copied as from repo-state/: the one-commit rule holds, git history
-cannot hold the answer. Nothing is run from the fetched repository.
+cannot hold the answer. Nothing is run from the fetched repository. (In tasks/, not run/: the
+swe-bench importer fetches too, and importers sit below run in docs/architecture.md.)
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from ci_eval.run.workspace import PLAIN_TREE_MARK, WorkspaceError
 
 CACHE_ENV = "CI_EVAL_UPSTREAM_CACHE"
 URL_PATTERN = re.compile(r"^(file://|https://|git@[^\s:]+:)\S+$")
@@ -33,7 +33,10 @@ GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_TE
            "LC_ALL": "C"}
 
 
-class UpstreamError(WorkspaceError):
+PLAIN_TREE_MARK = ".ci-eval-plain-tree"  # beside a folder copied as it is (run/workspace.py)
+
+
+class UpstreamError(Exception):
     """The pinned commit could not be had (the URL unreachable, the commit not there)."""
 
 
