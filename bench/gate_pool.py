@@ -75,12 +75,15 @@ def trial(rng, judge, rates, n_baseline, k, main_runs, agree_z, drift, drop):
                       else Fraction(baselines[i], n_baseline)]
         current = float(after_drop(main_rate, drop) if i == target else main_rate)
         first = binomial(rng, k, current)  # the same first runs judged both ways
+        judged = {}  # reference -> (verdict, runs): an unpooled task is judged once, alike
         for mode, base in enumerate(references):
-            passes, used = first, k
-            while extra := judge.runs_to_add(base, passes, used):
-                passes += binomial(rng, extra, current)
-                used += extra
-            verdict = judge.regressed(base, passes, used)
+            if base not in judged:
+                passes, used = first, k
+                while extra := judge.runs_to_add(base, passes, used):
+                    passes += binomial(rng, extra, current)
+                    used += extra
+                judged[base] = (judge.regressed(base, passes, used), used)
+            verdict, used = judged[base]
             failed[mode] |= verdict
             runs[mode] += used
             if i == target:

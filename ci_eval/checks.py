@@ -190,8 +190,21 @@ def restore_pristine(paths: Iterable[str]) -> None:
     A path that repo-state/ does not have is removed (e.g. a conftest.py the agent added), and
     so is what Python would load instead of a restored NAME.py: its cached bytecode, a package
     NAME/ or an extension module NAME.*.so that repo-state/ does not have (run/restore.py)."""
+    paths = list(paths)
+    if paths and not (task_dir() / "repo-state").is_dir():
+        # a task pinned to an upstream commit: "not in repo-state/" would remove every path
+        raise RuntimeError("restore: this task has no repo-state/ (pinned to an upstream "
+                           "commit?): keep the files in the task folder and use restore_from")
     for rel in paths:
         restore(rel, task_dir() / "repo-state")
+
+
+def restore_from(folder: str, paths: Iterable[str]) -> None:
+    """Put files back as the task folder's `folder` has them (restore_pristine's rules: a path
+    it does not have is removed): a pinned-commit task's tests (e.g. the files a SWE-bench
+    test_patch makes, which `ci-eval import swe-bench` keeps in test-files/)."""
+    for rel in paths:
+        restore(rel, task_dir() / folder)
 
 
 def add_hidden_tests(name: str, dest: str = "tests") -> str:

@@ -366,7 +366,7 @@ def test_results_file_that_is_a_folder(tmp_path, cli, assert_bad_input):
 
 
 def test_number_problem_is_the_rule_for_usage_values():
-    from ci_eval.results.store import number_problem
+    from ci_eval.results.records import number_problem
 
     assert number_problem("tokens", 120) is None and number_problem("tokens", None) is None
     assert number_problem("cost_usd", 0.25) is None and number_problem("cost_usd", 3) is None

@@ -286,3 +286,34 @@ def test_mermaid_charts_of_pass_rate_and_cost():
     assert "1 of these run(s) recorded no cost (drawn at 0)." in text
     assert "bar [" not in mermaid_charts([run("2026-11-01", 5, None)])
     assert mermaid_charts([]) == ""
+
+
+# --- the benches run (tiny sizes): their figures come from the product's own functions --------
+
+
+def test_cost_sim_and_gate_pool_run_and_report(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "bench"
+    done = subprocess.run([sys.executable, str(bench / "cost_sim.py"), "--trials", "8",
+                           "--tasks", "3", "--json"], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert set(data["families"]) == {"lognormal", "heavy", "gamma"}
+    assert 0 <= data["false_flag_per_pr"] <= 1 and data["settings"]["alpha"] == axes.ALPHA
+    assert "detect_rise_1_5" in data and isinstance(data["target_met"], bool)
+    done = subprocess.run([sys.executable, str(bench / "gate_pool.py"), "--trials", "4",
+                           "--tasks", "3", "--main-runs", "0,2", "--json"], capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    pooled = json.loads(done.stdout)["main_runs"]
+    assert set(pooled) == {"0", "2"} and "drift 0.2 + PR drop 0.2" in pooled["2"]["scenarios"]
+    # with nothing pooled the reference is the baseline: both columns judge alike
+    none = pooled["0"]["scenarios"]["no change"]
+    assert none["pr_fail"][0] == none["pr_fail"][1] and none["pooled_share"] == 0
+    bad = subprocess.run([sys.executable, str(bench / "gate_pool.py"), "--main-runs", "x"],
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert bad.returncode == 2 and "--main-runs" in bad.stderr

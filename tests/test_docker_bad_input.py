@@ -124,3 +124,12 @@ def test_no_engine_is_an_error_naming_the_task(tmp_path, cli):
 def test_reward_parsing(txt, js, value, ok):
     reward, note = parse_reward(txt, js)
     assert reward == value and passed(reward) is ok and note
+
+
+def test_docker_runner_on_a_task_without_a_dockerfile(tmp_path, cli, monkeypatch):
+    """Refused before the engine is even asked: the task names no image to build."""
+    write_task(tmp_path)
+    line = assert_bad_input(cli("verify", "--root", tmp_path, "--runner", "docker",
+                                env={"DOCKER_HOST": f"unix://{tmp_path}/none.sock"}),
+                            "task-001-greet", "needs a Dockerfile")
+    assert "environment/Dockerfile" in line

@@ -7,7 +7,7 @@ from fractions import Fraction as F
 import pytest
 
 from ci_eval.errors import UserError
-from ci_eval.results import store
+from ci_eval.results.records import one_agent
 from ci_eval.results import summary as summary_mod
 from ci_eval.results.summary import summarize
 from ci_eval.verdict import baseline as baseline_mod
@@ -342,10 +342,10 @@ def test_check_agents():
 
 
 def test_one_agent_names_the_second_agent_s_file_and_line():
-    assert store.one_agent([]) is None
-    assert store.one_agent([("ref", "r/a.jsonl", 1), ("ref", "r/b.jsonl", 3)]) == "ref"
+    assert one_agent([]) is None
+    assert one_agent([("ref", "r/a.jsonl", 1), ("ref", "r/b.jsonl", 3)]) == "ref"
     with pytest.raises(UserError, match=r"results mix agents \('ref' at r/a.jsonl:1, 'x' here\)") as err:
-        store.one_agent([("ref", "r/a.jsonl", 1), ("x", "r/b.jsonl", 3)])
+        one_agent([("ref", "r/a.jsonl", 1), ("x", "r/b.jsonl", 3)])
     assert err.value.path == "r/b.jsonl:3"
 
 

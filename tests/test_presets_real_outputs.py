@@ -47,6 +47,10 @@ CASES = {
     ("gemini", "gemini-0.61.0-401", 145): ("auth", None),  # exit code: HTTP 401 mod 256
     # item 6: "1.1k sent, 100 cache write, 200 cache hit": sent counted the writes twice
     ("aider", "aider-0.86.2-anthropic-cache", 0): (None, (1000, 200, 100, 50, 1050)),
+    # litellm.NotFoundError (its message wraps onto the next line): setup, not a fail
+    ("aider", "aider-0.86.2-404", 0): ("setup", None),
+    # litellm.InternalServerError: … Connection reset by peer: network, not overloaded
+    ("aider", "aider-0.86.2-cut", 0): ("network", None),
 }
 
 

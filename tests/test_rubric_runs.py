@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ci_eval.errors import UserError
-from ci_eval.results.store import check_record
+from ci_eval.results.records import check_record
 from ci_eval.results.summary import summarize
 
 REPO = Path(__file__).resolve().parents[1]

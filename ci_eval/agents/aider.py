@@ -37,7 +37,7 @@ from ci_eval.agents.preset import (
     one_line,
     total,
 )
-from ci_eval.agents.reading import classify
+from ci_eval.agents.reading import classify, classify_as
 
 _NUMBER = r"[\d][\d.,]*k?"
 TOKENS_LINE = re.compile(
@@ -132,7 +132,11 @@ class Aider(Preset):
             return None
         if exit_code == 2 and any(e.startswith("aider: error:") for e in errors):
             return make_infra("setup", f"aider refused its arguments: {one_line(errors[-1])}")
-        return classify("\n".join(reversed(errors)))
+        text = "\n".join(reversed(errors))
+        found = classify(text)
+        if found and found.kind == "overloaded" and (lost := classify_as("network", text)):
+            return lost  # litellm wraps a reset connection as InternalServerError
+        return found
 
 
 def _tokens(text: str | None) -> int | None:

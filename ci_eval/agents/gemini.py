@@ -15,6 +15,7 @@ GEMINI_CLI_TRUST_WORKSPACE=true. `--prompt=TEXT` keeps a prompt starting with "-
 
 from __future__ import annotations
 
+import json
 import re
 from types import MappingProxyType
 
@@ -32,6 +33,13 @@ from ci_eval.agents.preset import (
 )
 from ci_eval.agents.reading import classify, compact, last_json_object
 
+# ~/.gemini/settings.json of the agent's own HOME. With GOOGLE_GEMINI_BASE_URL set (base_url:)
+# gemini-cli picks a "gateway" auth type and headless mode exits 41 "Invalid auth method
+# selected" unless the key auth is selected here; maxAttempts bounds its own retries (10 by
+# default, 5 to 30 s apart) under ci-eval's; no usage statistics, no update check.
+HOME_SETTINGS = {"security": {"auth": {"selectedType": "gemini-api-key"}},
+                 "general": {"maxAttempts": 2, "disableAutoUpdate": True, "disableUpdateNag": True},
+                 "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False}}
 EXIT_MEANINGS = {0: "success", 1: "error", 41: "auth_error", 42: "input_error",
                  52: "config_error", 53: "turn_limit", 54: "tool_error", 130: "cancelled"}
 
@@ -46,6 +54,9 @@ class Gemini(Preset):
                 "GEMINI_MODEL", *PROXY_ENV)
     fixed_env = MappingProxyType({"GEMINI_CLI_TRUST_WORKSPACE": "true"})
     base_url_env = ("GOOGLE_GEMINI_BASE_URL",)
+
+    def home_files(self, model):
+        return {".gemini/settings.json": json.dumps(HOME_SETTINGS, indent=2) + "\n"}
 
     def argv(self, prompt_text, prompt_file, workspace, run_dir, model, extra_args):
         argv = [self.program, "--yolo", "--output-format", "json"]

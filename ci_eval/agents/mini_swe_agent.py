@@ -48,6 +48,7 @@ API_ERRORS = {
     "RateLimitError": "rate_limit", "BudgetExceededError": "rate_limit",
     "ServiceUnavailableError": "overloaded", "InternalServerError": "overloaded",
     "APIConnectionError": "network", "APITimeoutError": "network", "Timeout": "network",
+    "NotFoundError": "setup",  # the model name is wrong: no retry mends it
 }
 AGENT_ENDINGS = ("Submitted", "LimitsExceeded")
 MODEL_ATTEMPTS = 2

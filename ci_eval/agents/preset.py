@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from ci_eval.results.store import NUMBER_LIMITS
+from ci_eval.results.records import NUMBER_LIMITS
 
 INFRA_KINDS = ("auth", "rate_limit", "overloaded", "network", "setup")
 COST_SOURCES = ("agent", "pricing")

@@ -60,8 +60,8 @@ def cost_from_pricing(report: AgentReport, model: str | None,
     if priced is not None:
         notes = report.notes
         if report.cost_usd is not None:
-            notes += (f"the tool's own cost ${report.cost_usd:.6g} replaced by ci-eval.yaml's "
-                      "pricing",)
+            notes += ((f"the tool's own cost ${report.cost_usd:.6g} replaced by ci-eval.yaml's "
+                       "pricing"),)
         return replace(report, cost_usd=priced, cost_source="pricing", notes=notes)
     if report.cost_usd is not None:
         return report if report.cost_source else replace(report, cost_source="agent")

@@ -81,8 +81,8 @@ _ALTERNATIVES = {
     # A model name the provider does not know: ci-eval.yaml or the tool's settings are wrong,
     # and no retry will mend it (a misspelled model is no 0% regression).
     "setup": ("model not found", (
-        r"model_not_found", r"not_found_error", r"\bmodel\b[^\n]{0,120}\b(?:does not exist|"
-        r"not found|is not found|not supported)", r"\b404\b[^\n]{0,40}not found",
+        r"model_not_found", r"not_found_error", r"notfounderror",
+        r"\bmodel\b[^\n]{0,120}\b(?:does not exist|not found|is not found|not supported)", r"\b404\b[^\n]{0,40}not found",
         r"unexpected status 404", r"\bmodels/\S+ is not found")),
     "auth": ("authentication failed", (
         r"invalid[ _-]?(?:x-)?api[ _-]?key", r"incorrect api key", r"api key (?:not valid|is invalid)",
@@ -99,7 +99,7 @@ _ALTERNATIVES = {
     "overloaded": ("provider overloaded", (
         r"\b529\b", r"overloaded", r"\b503\b", r"service[ _]?unavailable", r"servers are down",
         r"internal[ _]?server[ _]?error", r"\b500\b", r"\b502\b", r"bad gateway",
-        r"server error")),
+        r"server error", r"experiencing high demand")),
     "network": ("network unreachable", (
         r"ECONNREFUSED", r"ECONNRESET", r"ENOTFOUND", r"EAI_AGAIN", r"ETIMEDOUT", r"ENETUNREACH",
         r"EHOSTUNREACH", r"getaddrinfo", r"network is unreachable", r"no route to host",

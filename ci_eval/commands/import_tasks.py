@@ -11,6 +11,9 @@ FORMAT_HELP = {
     "fixture-json": "task.json {id, goal, verifier {name, args}} with buggy/ and expected/",
     "harbor": "Harbor / Terminal-Bench 2: instruction.md, task.toml, environment/Dockerfile, "
     "tests/test.sh, solution/solve.sh (runs on the docker runner)",
+    "swe-bench": "a JSON-lines FILE of SWE-bench instances (repo, base_commit, patch, "
+    "test_patch, problem_statement, FAIL_TO_PASS, PASS_TO_PASS): tasks pinned to base_commit, "
+    "which is fetched",
     "task-yaml": "task.yaml, rubric.yaml, golden_patch.diff, repo/ (Dockerfile optional)",
 }
 
@@ -18,8 +21,8 @@ FORMAT_HELP = {
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "import",
-        help="import tasks of another format (fixture-json, harbor, task-yaml) as native task "
-        "folders",
+        help="import tasks of another format (fixture-json, harbor, swe-bench, task-yaml) as "
+        "native task folders",
         description="Convert the tasks of SRC (one task folder, or a folder of them) into "
         "tasks/task-NNN-NAME folders with the next free numbers (archived numbers and "
         "baseline.json entries count). Formats: "
@@ -32,7 +35,7 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("format", metavar="FORMAT", choices=sorted(FORMAT_HELP),
                         help="the source format: " + ", ".join(sorted(FORMAT_HELP)))
-    parser.add_argument("src", metavar="SRC", help="the source folder")
+    parser.add_argument("src", metavar="SRC", help="the source folder (swe-bench: the file)")
     parser.add_argument("--into", metavar="ROOT", default=None,
                         help="repo root to write into (default: --root, or the repo found "
                         "upward from here); its tasks/ is created when missing")

@@ -24,6 +24,7 @@ import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ci_eval.errors import UserError
 from ci_eval.output import ensure_dir, read_user_file
@@ -75,6 +76,37 @@ class WrittenTask:
     task: ImportedTask
     task_id: str
     path: Path
+
+
+DIFFICULTY = {"trivial": 1, "easy": 2, "medium": 3, "hard": 4, "expert": 5}
+
+
+def difficulty_value(value: Any, path: Path, field: str) -> int:
+    """A source's difficulty (a word of DIFFICULTY, any case, or a whole number 1-5) as ci-eval's
+    1-5; UserError naming the file and the field otherwise."""
+    if isinstance(value, str) and value.lower() in DIFFICULTY:
+        value = DIFFICULTY[value.lower()]
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 5:
+        raise UserError(f"expected one of {', '.join(DIFFICULTY)} or a whole number 1-5",
+                        path=path, field=field)
+    return value
+
+
+def marked_folders(src: Path, marker: str, what: str, *, also_under: str | None = None) -> list[Path]:
+    """SRC itself when it holds `marker`, else its folders that do (sorted), else those of
+    SRC/also_under; UserError naming SRC when there are none."""
+    if not src.is_dir():
+        raise UserError(f"no such folder (expected {what} or a folder of them)", path=src,
+                        field="SRC")
+    if (src / marker).is_file():
+        return [src]
+    found = [child for child in sorted(src.iterdir())
+             if child.is_dir() and (child / marker).is_file()]
+    if not found and also_under and (src / also_under).is_dir():
+        return marked_folders(src / also_under, marker, what)
+    if not found:
+        raise UserError(f"no {marker} found in SRC or its folders", path=src, field="SRC")
+    return found
 
 
 def kebab(text: str) -> str:

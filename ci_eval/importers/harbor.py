@@ -32,7 +32,9 @@ from ci_eval.importers.base import (
     Conversion,
     ImportedTask,
     Skipped,
+    difficulty_value,
     kebab,
+    marked_folders,
     metadata_json,
     read_tree,
 )
@@ -47,7 +49,6 @@ except ImportError:  # Python 3.10
 NAME = "harbor"
 SUMMARY = "Harbor / Terminal-Bench 2 tasks: instruction.md, task.toml, environment/, tests/, solution/"
 TOML = "task.toml"
-DIFFICULTY = {"trivial": 1, "easy": 2, "medium": 3, "hard": 4, "expert": 5}
 KNOWN_ENTRIES = {TOML, "instruction.md", "environment", "tests", "solution"}
 KEPT_FOLDERS = ("environment", "tests", "solution")
 
@@ -64,15 +65,7 @@ def convert(src: Path, *, today: dt.date, already: Mapping[str, str] = {}) -> Co
 
 
 def source_tasks(src: Path) -> list[Path]:
-    if not src.is_dir():
-        raise UserError("no such folder (expected a Harbor task or a folder of them)",
-                        path=src, field="SRC")
-    if (src / TOML).is_file():
-        return [src]
-    found = [child for child in sorted(src.iterdir()) if child.is_dir() and (child / TOML).is_file()]
-    if not found:
-        raise UserError(f"no {TOML} found in SRC or its folders", path=src, field="SRC")
-    return found
+    return marked_folders(src, TOML, "a Harbor task")
 
 
 def _task_toml(path: Path) -> dict:
@@ -125,12 +118,8 @@ def _task(folder: Path, data: dict, today: dt.date) -> ImportedTask:
         task.todo.append("solution/solve.sh: the source has no solution/; write one that makes "
                          "tests/test.sh write reward 1")
     meta = data.get("metadata", {})
-    difficulty = meta.get("difficulty", "medium")
-    if isinstance(difficulty, str) and difficulty.lower() in DIFFICULTY:
-        difficulty = DIFFICULTY[difficulty.lower()]
-    if isinstance(difficulty, bool) or not isinstance(difficulty, int) or not 1 <= difficulty <= 5:
-        raise UserError(f"expected one of {', '.join(DIFFICULTY)} or a whole number 1-5",
-                        path=toml_path, field="[metadata].difficulty")
+    difficulty = difficulty_value(meta.get("difficulty", "medium"), toml_path,
+                                  "[metadata].difficulty")
     tags = meta.get("tags", [])
     if not isinstance(tags, list) or not all(isinstance(t, str) and t.strip() for t in tags):
         raise UserError("expected a list of strings", path=toml_path, field="[metadata].tags")

@@ -35,7 +35,9 @@ from ci_eval.importers.base import (
     Conversion,
     ImportedTask,
     Skipped,
+    difficulty_value,
     kebab,
+    marked_folders,
     metadata_json,
     read_tree,
 )
@@ -46,7 +48,6 @@ from ci_eval.strict_yaml import parse_yaml
 NAME = "task-yaml"
 SUMMARY = "task.yaml tasks: task.yaml, rubric.yaml, golden_patch.diff, repo/, Dockerfile"
 TASK_FILE = "task.yaml"
-DIFFICULTY = {"trivial": 1, "easy": 2, "medium": 3, "hard": 4, "expert": 5}
 KNOWN_ENTRIES = {TASK_FILE, "rubric.yaml", "golden_patch.diff", "repo", "Dockerfile"}
 DROPPED_ARGS = {"-q", "--quiet", "--no-header", "-rA"}  # ci-eval's runner sets its own output
 
@@ -69,18 +70,7 @@ def convert(src: Path, *, today: dt.date, already: Mapping[str, str] = {}) -> Co
 
 
 def source_tasks(src: Path) -> list[Path]:
-    if not src.is_dir():
-        raise UserError("no such folder (expected a task.yaml task or a folder of them)",
-                        path=src, field="SRC")
-    if (src / TASK_FILE).is_file():
-        return [src]
-    found = [child for child in sorted(src.iterdir())
-             if child.is_dir() and (child / TASK_FILE).is_file()]
-    if not found and (src / "tasks").is_dir():
-        return source_tasks(src / "tasks")
-    if not found:
-        raise UserError(f"no {TASK_FILE} found in SRC or its folders", path=src, field="SRC")
-    return found
+    return marked_folders(src, TASK_FILE, "a task.yaml task", also_under="tasks")
 
 
 def pytest_args(command: str) -> list[str] | None:
@@ -153,12 +143,7 @@ def _task_yaml(path: Path) -> dict:
         if test_id in groups["fail_to_pass"][0]:
             raise UserError(f"{test_id!r} is also in fail_to_pass", path=path,
                             field=json_path([*groups["pass_to_pass"][1], index]))
-    difficulty = data.get("difficulty", "medium")
-    if isinstance(difficulty, str) and difficulty.lower() in DIFFICULTY:
-        difficulty = DIFFICULTY[difficulty.lower()]
-    if isinstance(difficulty, bool) or not isinstance(difficulty, int) or not 1 <= difficulty <= 5:
-        raise UserError(f"expected one of {', '.join(DIFFICULTY)} or a whole number 1-5",
-                        path=path, field="$.difficulty")
+    difficulty = difficulty_value(data.get("difficulty", "medium"), path, "$.difficulty")
     title = data.get("title", "")
     if not isinstance(title, str):
         raise UserError("expected text", path=path, field="$.title")

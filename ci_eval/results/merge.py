@@ -5,9 +5,9 @@
 
 Each file is read with stream.RecordReader (which refuses a bad line, a run recorded twice, a run
 beyond what was asked or another agent within the file, naming file:line). The records of a task
-are then pooled across folders and checked again with store.check_runs, so the same (task, run)
+are then pooled across folders and checked again with records.check_runs, so the same (task, run)
 arriving from two shards -- identical or not -- is refused naming both file:line, as is a pooled
-run number beyond what was asked. One agent across every task too (store.one_agent).
+run number beyond what was asked. One agent across every task too (records.one_agent).
 
 Memory stays flat in the size of the records: merge_folders keeps what check_runs reads of each
 record (run, agent, status, requested, k; the diffs are skipped over unparsed), and
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ci_eval.errors import UserError
 from ci_eval.output import write_atomic
-from ci_eval.results import store, stream
+from ci_eval.results import records, store, stream
 
 
 class Location(int):
@@ -112,14 +112,14 @@ def merge_folders(folders: Iterable[Path]) -> Merged:
         files[task] = list(dict.fromkeys(path for _, path, _ in entries))
         sources[task] = sorted({str(path) for path in files[task]})
         runs += len(entries)
-    store.one_agent(firsts)
+    records.one_agent(firsts)
     return Merged(_TaskRecords(files), sources, len(folders), runs)
 
 
 def _check_pooled(entries: list[tuple[dict, Path, int]]) -> None:
-    """store.check_runs over one task's records from every shard, naming FILE:LINE."""
+    """records.check_runs over one task's records from every shard, naming FILE:LINE."""
     lines = [Location(i + 1, f"{path}:{line}") for i, (_, path, line) in enumerate(entries)]
-    store.check_runs([record for record, _, _ in entries], lines, _Pooled())
+    records.check_runs([record for record, _, _ in entries], lines, _Pooled())
 
 
 def write_merged(merged: Merged, out: Path) -> None:

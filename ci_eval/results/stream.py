@@ -13,7 +13,7 @@ What is accepted, and the refusal given (the same words, the same file:line, in 
 is what store.read_file gives, but for the diff's own text (below): lines split as Python's text mode splits them
 (\\n, \\r\\n or \\r), blank lines skipped, a line that is not JSON refused unless it is the last
 (a torn tail: refused, or reported in `torn_line` with allow_torn_tail), each record checked by
-store.check_record as it is read, and once the file is read the checks of store.check_runs (a run
+records.check_record as it is read, and once the file is read the checks of records.check_runs (a run
 recorded twice, another agent than the first line's, a run beyond what was asked).
 
 keep_diff=False: the `diff` text of a line in the layout `ci-eval run` writes (sorted keys, so
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ci_eval.errors import UserError
 from ci_eval.results import parallel
-from ci_eval.results.store import RunChecks, check_record, one_agent
+from ci_eval.results.records import RunChecks, check_record, one_agent
 from ci_eval.results.summary import TaskRuns
 
 
@@ -176,7 +176,7 @@ def _scanned(text: str) -> dict | None:
 def load_runs(results_dir: Path, *, processes: int | None = None) -> dict[str, TaskRuns]:
     """task id -> TaskRuns (what the summaries need: no diff, no output) for every *.jsonl in
     results_dir, read a line at a time and refused as store.read_file refuses them, all of one
-    agent (store.one_agent). Memory
+    agent (records.one_agent). Memory
     grows with the number of runs by a small row each, not with their records. Large folders
     are read on every core (results/parallel.py); `processes` overrides that choice."""
     base = Path(results_dir)

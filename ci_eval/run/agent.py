@@ -28,7 +28,7 @@ from ci_eval.output import (
     masked,
     read_capped,
 )
-from ci_eval.results.store import number_problem
+from ci_eval.results.records import number_problem
 from ci_eval.run import isolation as isolation_mod
 from ci_eval.run import launcher
 from ci_eval.run.docker import engine

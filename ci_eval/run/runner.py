@@ -29,6 +29,7 @@ from ci_eval.agents.budget import Budget
 from ci_eval.agents.config import AgentConfig
 from ci_eval.output import mask, write_atomic
 from ci_eval.results import store as results_mod
+from ci_eval.results.records import bound_usage
 from ci_eval.results.summary import count_runs
 from ci_eval.run import cancellation
 from ci_eval.run.agent import AgentKind, RunPaths
@@ -261,7 +262,7 @@ def run_one(task: Task, run_no: int, ctx: RunContext) -> dict | None:
     for name in COST_FIELDS:
         if spent[name] is not None:
             record[name] = _add(record.get(name), spent[name])
-    dropped = results_mod.bound_usage(record)
+    dropped = bound_usage(record)
     if dropped:
         record["reason"] = _joined([record.get("reason", ""), *dropped])
     return record

@@ -23,8 +23,10 @@ from ci_eval.run.docker.images import default_log_dir, describe
 from ci_eval.run.docker.settings import docker_settings, task_runner
 from ci_eval.run.isolation import Isolation
 from ci_eval.run.scoring import CheckOutcome, run_checks
-from ci_eval.run.workspace import apply_output
+from ci_eval.run.workspace import WorkspaceError, apply_output
 from ci_eval.tasks.model import Task
+from ci_eval.tasks.upstream import UpstreamError, pin_of
+from ci_eval.tasks.upstream import tree as upstream_tree
 
 RUNNERS = ("local", "docker")
 
@@ -49,7 +51,13 @@ class LocalRunner:
     checks_host_home: bool = False  # checks.home: host in ci-eval.yaml (run/home.py)
 
     def repo_state(self, task: Task) -> Path:
-        return task.repo_state
+        pin = pin_of(task.metadata)
+        if not pin:
+            return task.repo_state
+        try:
+            return upstream_tree(task.id, *pin)
+        except UpstreamError as exc:
+            raise WorkspaceError(str(exc)) from None
 
     def apply_output(self, task: Task, source: Path, workspace: Path) -> None:
         apply_output(source, workspace)
@@ -97,8 +105,18 @@ class Runners:
                    Path(log_dir or default_log_dir()), chosen, default)
 
     def prepare(self, tasks: list[Task], progress=None) -> None:
-        """Every docker task's image built (once) before anything runs: a build failure is
-        bad input naming the task, exit 2, never a failed run."""
+        """Every pinned commit fetched and every docker task's image built (once) before
+        anything runs: a failure is bad input naming the task, exit 2, never a failed run."""
+        for task in tasks:  # every pinned commit fetched up front: a failure is exit 2
+            pin = pin_of(task.metadata)
+            if pin and self.name_for(task) == "docker":
+                raise UserError(f"{task.id}: a task pinned to an upstream commit runs on the "
+                                "local runner only (for now)", field="runner")
+            if pin:
+                try:
+                    upstream_tree(task.id, *pin)
+                except UpstreamError as exc:
+                    raise UserError(str(exc), path=task.metadata_path, field="repo") from None
         docker_tasks = [t for t in tasks if self.name_for(t) == "docker"]
         if docker_tasks:
             self.for_task(docker_tasks[0]).prepare(

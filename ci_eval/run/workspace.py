@@ -27,6 +27,7 @@ from pathlib import Path
 from ci_eval.run.gitdir import git_files, write_git
 from ci_eval.run.isolation import TEMP_PREFIX
 from ci_eval.tasks.model import PATCH_SUFFIXES
+from ci_eval.tasks.upstream import PLAIN_TREE_MARK
 
 SETUP_TIMEOUT = 120
 SOLVE_SCRIPT_SUFFIX = ".sh"
@@ -69,8 +70,9 @@ def git(workspace: Path, *args: str, check: bool = True, input: bytes | None = N
 
 
 def special_files(repo_state: Path) -> set[str]:
-    """repo-state's top-level setup.sh and *.patch: not copied, but run and applied."""
-    if not Path(repo_state).is_dir():
+    """repo-state's top-level setup.sh and *.patch: not copied, but run and applied (none for an
+    upstream commit's tree: its setup.sh is the project's own file)."""
+    if not Path(repo_state).is_dir() or (Path(repo_state).parent / PLAIN_TREE_MARK).is_file():
         return set()
     return {p.name for p in Path(repo_state).iterdir()
             if p.is_file() and (p.name == "setup.sh" or p.suffix == ".patch")}
@@ -123,7 +125,7 @@ class WorkspaceFactory:
 
     def create(self, repo_state: Path, workspace: Path) -> Path:
         repo_state = Path(repo_state).resolve()
-        if (repo_state / "setup.sh").is_file():
+        if "setup.sh" in special_files(repo_state):
             return create_workspace(repo_state, workspace)
         prepared = self._prepare(repo_state)
         top = prepared.tree  # a .git of repo-state's own is not the workspace's
@@ -140,7 +142,7 @@ class WorkspaceFactory:
         pristine tree, or (a task with setup.sh, built afresh) a copy made at `snapshot`. Both
         lie outside the agent's reach."""
         repo_state = Path(repo_state).resolve()
-        if (repo_state / "setup.sh").is_file():
+        if "setup.sh" in special_files(repo_state):
             top = Path(workspace)
             shutil.copytree(workspace, snapshot, symlinks=True,  # the agent's .git is not diffed
                             ignore=lambda d, names: [".git"] if Path(d) == top else [])

@@ -340,6 +340,10 @@ def layout_problems(path: Path) -> list[Problem]:
     repo_state = path / "repo-state"
     if repo_state.exists() and not repo_state.is_dir():
         problems.append(Problem(repo_state, "expected a folder of fixture files", task=task))
+    metadata, _ = loaded_metadata(path)
+    if isinstance(metadata, dict) and "repo" in metadata and repo_state.exists():
+        problems.append(Problem(repo_state, "a task pinned to an upstream commit (metadata.json "
+                                "repo) has no repo-state/: remove one of the two", task=task))
     solution = path / "solution"
     if not solution.is_dir():
         problems.append(

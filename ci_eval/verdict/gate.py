@@ -96,7 +96,7 @@ def is_gated_entry(entry: BaselineEntry, rules: GateRules = DEFAULT_RULES) -> bo
 
 def check_agents(baseline_agent: str | None, agent: str | None, *, allow_mismatch: bool,
                  results_path: object = None) -> str | None:
-    """The results' agent (one per folder: results/store.one_agent), refused when it differs
+    """The results' agent (one per folder: results/records.one_agent), refused when it differs
     from the baseline's without allow_mismatch."""
     if agent and baseline_agent and agent != baseline_agent and not allow_mismatch:
         raise UserError(

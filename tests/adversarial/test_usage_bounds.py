@@ -114,7 +114,7 @@ def test_every_reader_of_numbers_has_the_same_bounds():
     """number_problem (results lines, the usage file), the fast path of the results reader and
     the presets' count/money readers agree at the edges; bound_usage nulls a sum past them."""
     from ci_eval.agents.preset import count, money
-    from ci_eval.results.store import _plainly_valid, bound_usage, number_problem
+    from ci_eval.results.records import _plainly_valid, bound_usage, number_problem
 
     assert number_problem("tokens", 10**12) is None
     assert number_problem("tokens", 10**12 + 1) == (

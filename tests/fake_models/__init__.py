@@ -37,8 +37,9 @@ Modes (the first argument; `MODES` lists them):
                 (429 with retry-after: retry_after=, default 1 s; 5xx is 500)
     cut         every answer is cut: a stream after its first event, a whole body halfway,
                 then the connection is reset
-    cut_stream  only streamed answers are cut (a client that retries without streaming
-                recovers: Claude Code does)
+    cut_stream  streamed answers are cut until the client asks for a whole answer; from then
+                on streams go through too (Claude Code falls back to a request without
+                streaming after a cut stream, and recovers)
     transient   the first failing_requests= model requests (default 1) answer 429, then solve
     hang        the first answered_before_hang= requests (default 1) are answered, the rest
                 never (until the server stops), so the tool's timeout is what ends the run
@@ -51,4 +52,4 @@ from fake_models.script import Edit
 from fake_models.server import MODES, FakeModelServer, Received
 from fake_models.wire import USAGE, Usage
 
-__all__ = ["Edit", "FakeModelServer", "MODES", "Received", "USAGE", "Usage"]
+__all__ = ["MODES", "USAGE", "Edit", "FakeModelServer", "Received", "Usage"]

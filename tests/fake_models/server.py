@@ -14,7 +14,6 @@ import json
 import socket
 import struct
 import threading
-import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote, urlsplit
@@ -61,7 +60,7 @@ def route(method: str, path: str) -> tuple[str | None, str]:
         return "anthropic", "count" if path.startswith("/v1/messages/count_tokens") else "generate"
     if path.startswith("/v1/responses"):
         return "responses", "generate"
-    if path.startswith("/v1/chat/completions") or path.startswith("/chat/completions"):
+    if path.startswith(("/v1/chat/completions", "/chat/completions")):
         return "chat", "generate"
     if "/models/" in path and ":" in path.rsplit("/", 1)[-1]:
         action = path.rsplit(":", 1)[-1]
@@ -75,13 +74,13 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
 
-    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+    def log_message(self, format, *args):
         pass
 
-    def do_GET(self):  # noqa: N802
+    def do_GET(self):
         self._serve()
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         self._serve()
 
     # --- dispatch ---------------------------------------------------------------------------
@@ -208,9 +207,12 @@ class _Handler(BaseHTTPRequestHandler):
         if fake.settings.websocket == "refuse":
             received.answer = "503"
             return self._json(503, {"error": {"message": "websockets are not supported here"}})
-        if fake.settings.mode in ERROR_STATUS:
-            received.answer = str(ERROR_STATUS[fake.settings.mode])
-            return self._error(API_BY_FAMILY["responses"], ERROR_STATUS[fake.settings.mode], "")
+        if fake.settings.mode in ERROR_STATUS or fake.settings.mode == "transient":
+            # An upgrade has no body: error modes (and a transient failure) answer it in HTTP.
+            decision = fake.decide(True)
+            if decision.isdigit():
+                received.answer = decision
+                return self._error(API_BY_FAMILY["responses"], int(decision), "the requested model")
         accept = base64.b64encode(hashlib.sha1(
             (self.headers.get("Sec-WebSocket-Key", "") + WS_GUID).encode()).digest()).decode()
         self.send_response(101)
@@ -321,6 +323,7 @@ class FakeModelServer:
         self.served: list[Usage] = []
         self._lock = threading.Lock()
         self._model_requests = 0
+        self._fell_back = False  # cut_stream: a whole (not streamed) request was seen
         self._ids = itertools.count(1)
         self._stopping = threading.Event()
         self._httpd: _Server | None = None
@@ -394,7 +397,10 @@ class FakeModelServer:
             return "429"
         if settings.mode == "hang" and number > settings.answered_before_hang:
             return "hang"
-        if settings.mode == "cut" or (settings.mode == "cut_stream" and streamed):
+        if settings.mode == "cut_stream" and not streamed:
+            self._fell_back = True
+        if settings.mode == "cut" or (settings.mode == "cut_stream" and streamed
+                                      and not self._fell_back):
             return "cut"
         return "ok"
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import ClassVar
 
 from fake_models.script import ShellTool, Step, Turn, shell_tool
 
@@ -41,7 +42,7 @@ def _shell_of(declarations) -> ShellTool | None:
 
 class Anthropic:
     family = "anthropic"
-    errors = {401: ("authentication_error", "invalid x-api-key"),
+    errors: ClassVar[dict] = {401: ("authentication_error", "invalid x-api-key"),
               404: ("not_found_error", "model: {model}"),
               429: ("rate_limit_error", "Number of request tokens has exceeded your rate limit"),
               500: ("api_error", "Internal server error"),

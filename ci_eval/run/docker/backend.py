@@ -51,7 +51,14 @@ class DockerRunner:
     # --- before anything runs -----------------------------------------------------------
 
     def prepare(self, tasks: list[Task], progress=None) -> None:
-        """Build (or find) every task's image; UserError naming the task when one cannot be."""
+        """Build (or find) every task's image; UserError naming the task when one cannot be
+        (no Dockerfile: before the engine is asked)."""
+        for task in tasks:
+            if not docker_settings(task).dockerfile_path(task).is_file():
+                raise UserError(f"{task.id}: the docker runner needs a Dockerfile: "
+                                f"{docker_settings(task).dockerfile_path(task)} is missing "
+                                "(metadata.json docker.dockerfile, default environment/Dockerfile)",
+                                path=task.path)
         problem = engine.engine_problem()
         if problem:
             raise UserError(f"--runner docker: {problem}; {tasks[0].id} needs it", path=tasks[0].path)

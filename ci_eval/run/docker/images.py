@@ -87,7 +87,8 @@ def context_hash(context: Path, dockerfile: Path) -> str:
 
 
 def image_tag(task: Task, settings: DockerSettings) -> str:
-    return f"ci-eval/{task.id}:{context_hash(settings.context(task), settings.dockerfile_path(task))}"
+    dockerfile = settings.dockerfile_path(task)
+    return f"ci-eval/{task.id}:{context_hash(settings.context(task), dockerfile)}"
 
 
 class ImageCache:
@@ -101,7 +102,10 @@ class ImageCache:
         self._failures: dict[str, str] = {}
 
     def image(self, task: Task, settings: DockerSettings) -> Image:
-        tag = image_tag(task, settings)
+        try:
+            tag = image_tag(task, settings)
+        except OSError as exc:
+            raise ImageError(f"{task.id}: cannot read its build context ({exc})") from None
         with self._lock:
             lock = self._by_tag.setdefault(tag, threading.Lock())
         with lock:

@@ -1,0 +1,202 @@
+"""`ci-eval import swe-bench FILE`: SWE-bench instances (JSON lines) -> native tasks pinned to the
+instance's base commit (docs/tasks-beyond-python.md).
+
+One instance per line: {"instance_id", "repo", "base_commit", "patch", "test_patch",
+"problem_statement", "FAIL_TO_PASS", "PASS_TO_PASS"} (the two lists as JSON arrays or, as the
+published data sets have them, as strings holding one). `repo` is "owner/name" (fetched from
+https://github.com/owner/name.git) or a URL (file://, https://, git@host:path) taken as it is.
+
+  problem_statement  -> prompt.md
+  repo, base_commit  -> metadata.json repo: {url, commit} (no repo-state/)
+  patch              -> solution/fix.patch
+  test_patch         -> test-files/: each file it touches as it is after the patch, put back by
+                        checks.py before the tests run (restore_from), so agent edits to those
+                        files do not count; a file the patch deletes is removed
+  FAIL_TO_PASS / PASS_TO_PASS -> metadata.json fail_to_pass / pass_to_pass, run by run_tests
+
+The base commit is fetched at import (into the cache of tasks/upstream.py) to make test-files/:
+an instance whose commit cannot be had, or whose test_patch does not apply to it, is bad input
+naming the instance (exit 2, nothing written). The ids are run as pytest node ids; an instance
+whose repository's tests need another runner (django's) needs its checks.py rewritten
+(run_junit_tests). The environment (the repository's dependencies at that commit) is the team's
+to provide: named in each task's to-do list.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from ci_eval import strict_json
+from ci_eval.errors import UserError
+from ci_eval.importers.base import (
+    IMPORTED_KEY,
+    MAX_SOURCE_BYTES,
+    Conversion,
+    ImportedTask,
+    Skipped,
+    kebab,
+    metadata_json,
+)
+from ci_eval.output import read_user_file
+from ci_eval.tasks.upstream import URL_PATTERN, UpstreamError
+from ci_eval.tasks.upstream import tree as upstream_tree
+
+NAME = "swe-bench"
+SUMMARY = "SWE-bench instances (JSON lines): repo, base_commit, patch, test_patch, FAIL_TO_PASS"
+REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement",
+            "FAIL_TO_PASS")
+TEST_FILES = "test-files"
+CHECKS = '''"""Imported from SWE-bench instance {instance!r}: the test patch's files put back as the
+instance has them, then its FAIL_TO_PASS / PASS_TO_PASS tests (metadata.json) run."""
+
+from ci_eval.checks import declared_tests, main, restore_from, run_tests
+
+TEST_FILES = {paths!r}
+
+
+def tests():
+    restore_from("{folder}", TEST_FILES)
+    return run_tests(*declared_tests())
+
+
+main(tests)
+'''
+
+
+def convert(src: Path, *, today: dt.date, already: Mapping[str, str] = {}) -> Conversion:
+    """Read every instance of the JSON-lines file `src`; the base commits are fetched into the
+    cache, nothing else is written."""
+    result = Conversion()
+    for line_no, instance in _instances(Path(src)):
+        instance_id = instance["instance_id"]
+        if instance_id in already:
+            result.skipped.append(Skipped(instance_id, f"already imported as {already[instance_id]}"))
+            continue
+        fail_to_pass = _ids(instance, "FAIL_TO_PASS", src, line_no)
+        pass_to_pass = _ids(instance, "PASS_TO_PASS", src, line_no)
+        if not fail_to_pass:
+            result.skipped.append(Skipped(instance_id, "FAIL_TO_PASS is empty (nothing to fix)"))
+            continue
+        result.tasks.append(_task(instance, fail_to_pass, pass_to_pass, today, src, line_no))
+    return result
+
+
+def _instances(src: Path) -> list[tuple[int, dict]]:
+    if not src.is_file():
+        raise UserError("no such file (expected SWE-bench instances, one JSON object a line)",
+                        path=src, field="SRC")
+    data = read_user_file(src, field="SRC")
+    if len(data) > MAX_SOURCE_BYTES:
+        raise UserError(f"more than {MAX_SOURCE_BYTES // (1024 * 1024)} MiB to import", path=src)
+    found = []
+    for line_no, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            instance = strict_json.loads(line)
+        except ValueError as exc:
+            raise UserError(f"invalid JSON: {exc}", path=src, field=f"line {line_no}") from None
+        if not isinstance(instance, dict):
+            raise UserError("expected a JSON object (one instance a line)", path=src,
+                            field=f"line {line_no}")
+        for key in REQUIRED:
+            if not isinstance(instance.get(key), (str, list) if key == "FAIL_TO_PASS" else str):
+                raise UserError("missing or not a string" if key != "FAIL_TO_PASS" else
+                                "missing (expected a list of test ids)", path=src,
+                                field=f"line {line_no}: {key}")
+        found.append((line_no, instance))
+    if not found:
+        raise UserError("holds no instance", path=src, field="SRC")
+    return found
+
+
+def _ids(instance: dict, key: str, src: Path, line_no: int) -> list[str]:
+    value = instance.get(key, [])
+    if isinstance(value, str):  # the published data sets keep the lists as JSON strings
+        try:
+            value = json.loads(value) if value.strip() else []
+        except ValueError:
+            value = None
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise UserError("expected a list of test ids (or a string holding one)", path=src,
+                        field=f"line {line_no}: {key}")
+    return list(dict.fromkeys(value))
+
+
+def repo_url(repo: str) -> str:
+    return repo if URL_PATTERN.match(repo) else f"https://github.com/{repo}.git"
+
+
+def _task(instance: dict, fail_to_pass: list[str], pass_to_pass: list[str], today: dt.date,
+          src: Path, line_no: int) -> ImportedTask:
+    instance_id = instance["instance_id"]
+    url, commit = repo_url(instance["repo"]), instance["base_commit"]
+    where = f"line {line_no}: {instance_id}"
+    try:
+        base = upstream_tree(instance_id, url, commit)
+    except UpstreamError as exc:
+        raise UserError(str(exc), path=src, field=where) from None
+    test_files = _patched_files(base, instance["test_patch"], src, where)
+    metadata = {
+        "difficulty": 3, "area": "bug-fix", "tags": ["swe-bench", kebab(instance["repo"])],
+        "created": today.isoformat(), "repo": {"url": url, "commit": commit},
+        "fail_to_pass": fail_to_pass, **({"pass_to_pass": pass_to_pass} if pass_to_pass else {}),
+        IMPORTED_KEY: {"format": NAME, "id": instance_id, "source": str(src)},
+    }
+    files = {
+        "prompt.md": instance["problem_statement"].rstrip("\n").encode() + b"\n",
+        "metadata.json": metadata_json(metadata),
+        "checks.py": CHECKS.format(instance=instance_id, paths=sorted(test_files),
+                                   folder=TEST_FILES).encode(),
+        "solution/fix.patch": instance["patch"].encode(),
+        **{f"{TEST_FILES}/{rel}": data for rel, data in test_files.items() if data is not None},
+    }
+    environment = (f"the environment: {instance['repo']} at {commit[:12]}"
+                   + (f" (version {instance['version']})" if instance.get("version") else "")
+                   + " with its test dependencies, importable by the interpreter that runs "
+                   "ci-eval (name the commands it needs in metadata.json requires); pinned tasks "
+                   "run on the local runner only for now")
+    return ImportedTask(instance_id, kebab(instance_id), files, todo=[environment])
+
+
+def _patched_files(base: Path, patch: str, src: Path, where: str) -> dict[str, bytes | None]:
+    """Each file the test patch touches, as it is after the patch (None: the patch deletes it)."""
+    scratch = Path(tempfile.mkdtemp(prefix="ci-eval-import-"))
+    try:
+        (scratch / "test.patch").write_text(patch)
+        touched = _git_apply(scratch, ["--numstat", "-z", str(scratch / "test.patch")], src,
+                             where, cwd=scratch)
+        paths = [entry.split("\t", 2)[2] for entry in touched.split("\0") if entry.count("\t") >= 2]
+        tree = scratch / "tree"
+        tree.mkdir()
+        for rel in paths:
+            if (base / rel).is_file():
+                (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(base / rel, tree / rel)
+        _git_apply(scratch, [str(scratch / "test.patch")], src, where, cwd=tree)
+        return {rel: (tree / rel).read_bytes() if (tree / rel).is_file() else None
+                for rel in paths}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _git_apply(scratch: Path, args: list[str], src: Path, where: str, *, cwd: Path) -> str:
+    done = subprocess.run(["git", "apply", "--whitespace=nowarn", *args], cwd=cwd,
+                          capture_output=True, check=False,
+                          env={"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
+                               "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                               "HOME": str(scratch),
+                               # a repository above the scratch folder must not be the one patched
+                               "GIT_CEILING_DIRECTORIES": str(scratch.parent)})
+    if done.returncode:
+        said = done.stderr.decode(errors="replace").strip().splitlines()
+        raise UserError("test_patch does not apply to the base commit"
+                        + (f": {said[-1]}" if said else ""), path=src, field=where)
+    return done.stdout.decode(errors="replace")

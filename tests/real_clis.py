@@ -1,0 +1,100 @@
+"""The five real agent CLIs at pinned versions, installed once into the test cache and reused
+(across xdist workers, sessions and runs): npm packages into one prefix, each pip package into a
+venv of its own. A fresh machine installs them on first use; `.ci/run` does it before the suite
+(`python3 tests/real_clis.py install`), so the install is not timed inside a test.
+
+    bins = real_clis.install()          # {"claude": "/…/bin", "codex": …, "aider": …, …}
+    real_clis.missing()                 # why they cannot be installed here ("" when they can)
+
+A stamp file per install records its pins; a changed pin installs again. A file lock keeps two
+workers from installing at once.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import venv
+from pathlib import Path
+
+CACHE = Path(os.environ.get("CI_EVAL_TEST_CACHE", Path.home() / ".cache" / "ci-eval-tests"))
+NPM_PACKAGES = {"claude": "@anthropic-ai/claude-code@2.1.197", "codex": "@openai/codex@0.171.0",
+                "gemini": "@google/gemini-cli@0.61.0"}
+# program: (pip requirement, venv folder under CACHE)
+PIP_PACKAGES = {"aider": ("aider-chat==0.86.2", "venv-aider"),
+                "mini-swe-agent": ("mini-swe-agent==2.4.6", "venv-mini")}
+INSTALL_TIMEOUT = 1800
+
+
+def missing() -> str:
+    """Why the CLIs cannot be installed here, or "" when they can."""
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        return "npm/node not found: the real agent CLIs (Claude Code, codex, gemini-cli) need it"
+    return ""
+
+
+def _locked_install(name: str, pins: dict, install) -> Path:
+    folder = CACHE / name
+    stamp = folder / ".ci-eval-pins.json"
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / f".{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if stamp.is_file() and json.loads(stamp.read_text()) == pins:
+            return folder
+        shutil.rmtree(folder, ignore_errors=True)
+        started = time.monotonic()
+        install(folder)
+        print(f"real_clis: installed {name} ({', '.join(pins.values())}) in "
+              f"{time.monotonic() - started:.0f}s", file=sys.stderr)
+        stamp.write_text(json.dumps(pins))
+    return folder
+
+
+def _run(argv: list[str]) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[:3])} … failed ({done.returncode}): "
+                           f"{(done.stderr or done.stdout)[-2000:]}")
+
+
+def _npm(folder: Path) -> None:
+    folder.mkdir(parents=True)
+    _run(["npm", "install", "--prefix", str(folder), "--no-audit", "--no-fund", "--loglevel=error",
+          *NPM_PACKAGES.values()])
+
+
+def _pip(spec: str):
+    def install(folder: Path) -> None:
+        venv.create(folder, with_pip=True)
+        _run([str(folder / "bin" / "python"), "-m", "pip", "install", "--quiet",
+              "--disable-pip-version-check", spec])
+    return install
+
+
+def install() -> dict[str, str]:
+    """Install (or reuse) every CLI; {program: the folder to put first on PATH}."""
+    npm = _locked_install("npm", NPM_PACKAGES, _npm) / "node_modules" / ".bin"
+    bins = {program: str(npm) for program in NPM_PACKAGES}
+    for program, (spec, name) in PIP_PACKAGES.items():
+        folder = _locked_install(name, {program: spec}, _pip(spec))
+        bins[program] = str(folder / "bin")
+    for program, folder in bins.items():
+        if not (Path(folder) / program).exists():
+            raise RuntimeError(f"{program} is not in {folder} after the install")
+    return bins
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["install"]:
+        sys.exit("usage: python3 tests/real_clis.py install")
+    if missing():
+        sys.exit(missing())
+    started = time.monotonic()
+    for program, folder in install().items():
+        print(f"{program}: {folder}")
+    print(f"real CLIs ready in {time.monotonic() - started:.0f}s")
