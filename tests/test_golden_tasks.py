@@ -100,7 +100,8 @@ def test_every_task_has_a_gaming_negative(task):
     assert gaming, f"{task.name}: no negatives/game-* (a fix aimed at the checks' surface)"
 
 
-# The wrong-but-passing fixes named in issue 14, each kept as a negative that verify must fail.
+# The wrong-but-passing fixes named in issue 14, each kept as a negative that verify must fail
+# (tests/test_bundled_suite.py runs verify, which runs every negative's checks: not again here).
 NAMED_DEFECTS = {
     "task-003-retry-after-http-dates": ["zoneless-date-read-as-local-time.patch"],
     "task-005-flaky-worker-test-without-sleep": ["game-compare-as-set-misses-reordering.patch"],
@@ -112,15 +113,10 @@ NAMED_DEFECTS = {
 
 
 @pytest.mark.parametrize("task_name", sorted(NAMED_DEFECTS))
-def test_named_defects_fail_the_checks(task_name, tmp_path):
+def test_named_defects_are_kept_as_negatives(task_name):
     task = ROOT / "tasks" / task_name
     for name in NAMED_DEFECTS[task_name]:
-        negative = task / "negatives" / name
-        assert negative.is_file(), f"{task_name}: negatives/{name} is missing"
-        workspace = create_workspace(task / "repo-state", tmp_path / name)
-        apply_output(negative, workspace)
-        outcome = score(task, workspace)
-        assert outcome.status == "fail", f"{task_name}/{name}: {outcome.status}: {outcome.reason}"
+        assert (task / "negatives" / name).is_file(), f"{task_name}: negatives/{name} is missing"
 
 
 @pytest.mark.parametrize("zone", ["UTC", "Asia/Kolkata", "America/New_York", "IST-5:30"])
