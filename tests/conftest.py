@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from suite_order import long_test_units, long_tests_first
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # Tests that start `python -m ci_eval` with the inherited environment must run this checkout,
@@ -237,3 +238,9 @@ def pytest_runtest_makereport(item, call):
         report.outcome = "failed"
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
         report.longrepr = f"skipped with {NO_SKIPS_ENV}=1 (this machine must run it): {reason}"
+
+
+# --- the long tests first (tests/suite_order.py) -------------------------------------------------
+def pytest_collection_modifyitems(config, items):
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    items[:] = long_tests_first(items, long_test_units(), max(workers, 1))

@@ -100,7 +100,21 @@ def build_busybox(docker) -> str:
 
 
 @pytest.fixture(scope="session")
-def docker_engine():
+def docker_engine(tmp_path_factory):
+    """The engine; XDG_CACHE_HOME is a temp folder for the session (ci-eval's build logs and
+    copied-out image workspaces stay out of the real ~/.cache)."""
+    previous = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+    try:
+        yield from _engine()
+    finally:
+        if previous is None:
+            os.environ.pop("XDG_CACHE_HOME", None)
+        else:
+            os.environ["XDG_CACHE_HOME"] = previous
+
+
+def _engine():
     if shutil.which("docker") is None:
         pytest.skip("no docker CLI on PATH (apt-get install docker.io; .ci/run does)")
     if _answers(dict(os.environ)):

@@ -36,6 +36,13 @@ jobs:
 """
 
 
+def drop_task_images(engine) -> None:
+    tags = engine.docker("image", "ls", "--filter", "label=ci-eval.task", "--format",
+                         "{{.Repository}}:{{.Tag}}").stdout.decode().split()
+    if tags:
+        engine.docker("rmi", "--force", *tags)
+
+
 def test_the_action_runs_docker_tasks_and_caches_their_images(tmp_path, cli, busybox_image,  # noqa: F811
                                                                docker_engine):  # noqa: F811
     if shutil.which("act", path=os.pathsep.join([str(Path(os.sys.executable).parent),
@@ -49,15 +56,14 @@ def test_the_action_runs_docker_tasks_and_caches_their_images(tmp_path, cli, bus
     (repo / ".github" / "workflows" / "docker.yml").write_text(WORKFLOW)
     commit_repo(repo)
     env = {"DOCKER_HOST": docker_engine.host}
+    drop_task_images(docker_engine)  # another test of this session may have built it
     with FakeGitHub() as fake:
         first = run_act(repo, fake, tmp_path / "act", event={}, workflow="docker.yml", env=env)
         assert first.returncode == 0, "\n".join(l for l in first.stdout.splitlines() if "[docker/run]" in l)[-5000:]
         assert " built in " in first.stdout and "task image(s) saved" in first.stdout
         cached = list((tmp_path / "act" / "artifacts" / "cache").glob("ci-eval-images-*/images.tar"))
         assert len(cached) == 1, first.stdout[-3000:]
-        tags = docker_engine.docker("image", "ls", "--filter", "label=ci-eval.task", "--format",
-                                    "{{.Repository}}:{{.Tag}}").stdout.decode().split()
-        docker_engine.docker("rmi", "--force", *tags)  # a fresh runner: the engine lost it
+        drop_task_images(docker_engine)  # a fresh runner: the engine lost it
         # another job: its own artifacts, the same cache
         shutil.copytree(tmp_path / "act" / "artifacts" / "cache",
                         tmp_path / "act2" / "artifacts" / "cache")

@@ -46,8 +46,9 @@ def test_readme_main_command_reference_passes_all_noop_none_and_the_gate_tells_t
     tasks = json.loads(noop.stdout)["tasks"]
     assert len(tasks) == 21 and all(t["passes"] == 0 and t["errors"] == 0 for t in tasks)
     assert all(t["runs"] == 1 for t in tasks)
-    record = read_lines(tmp_path / "noop" / "task-004-pagination-drops-last-page.jsonl")[0]
-    assert record["reason"]  # a failing run says why
+    for task in tasks:  # the untouched repo-state fails, and a failing check says why
+        (record,) = read_lines(tmp_path / "noop" / f"{task['task']}.jsonl")
+        assert record["status"] == "fail" and "FAIL" in record["reason"], record["reason"]
 
     passing = cli("compare", "--results", str(tmp_path / "reference"), cwd=REPO)
     assert passing.returncode == 0, passing.stdout + passing.stderr

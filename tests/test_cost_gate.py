@@ -277,7 +277,8 @@ def test_mermaid_charts_of_pass_rate_and_cost():
     runs = [run(f"2026-11-{d:02d}", d % 6, 0.5) for d in range(1, 26)]
     runs[-1] = run("2026-11-25", 1, None)
     text = mermaid_charts(runs)
-    assert "the last 20 recorded run(s)" in text and '"11-06 #6"' in text and '"11-05 #5"' not in text
+    assert "the last 20 recorded run(s)" in text and '"#6"' in text and '"#5"' not in text
+    assert "Runs #6–#25 of the history, 2026-11-06 … 2026-11-25." in text
     line = text.split("    line [", 1)[1].split("]", 1)[0].split(", ")
     assert len(line) == 20 and line[0] == "50.0" and line[-1] == "60.0"  # (0 + 5) / 10, (1 + 5) / 10
     assert 'y-axis "pass rate (%)" 0 --> 100' in text

@@ -19,6 +19,7 @@ import pytest
 from docker_helpers import busybox_image, docker_engine  # noqa: F401 - fixtures
 
 from ci_eval.run.docker.containers import ContainerSpec, Mount, run_argv
+from ci_eval.run.docker.engine import kept_under
 from ci_eval.run.docker.settings import DockerSettings
 
 LIMITS = {"cpus": 0.5, "memory_mb": 96, "pids": 64}
@@ -174,3 +175,26 @@ def test_the_agent_reaches_no_engine_socket(tmp_path, cli, busybox_image, docker
     assert not [line for line in added if line.startswith("REACHED ")], added
     for path in sockets:
         assert any(path in line for line in added), (path, added)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="writes a probe file into /run (needs root)")
+def test_hiding_run_keeps_the_resolver_file_it_links_to(tmp_path):
+    """Ubuntu's /etc/resolv.conf is a link into /run: covering /run must not take the agent's
+    DNS. The file the link names is bound back into the covered /run, and nothing else is."""
+    target = Path(f"/run/ci-eval-resolv-probe-{os.getpid()}.conf")
+    target.write_text("nameserver 127.0.0.53\n")
+    try:
+        link = tmp_path / "resolv.conf"
+        link.symlink_to(target)
+        kept = kept_under(("/run",), files=(str(link), str(tmp_path / "plain")))
+        assert kept == (str(target),)
+        sandbox = Path(__file__).resolve().parents[1] / "ci_eval" / "run" / "_sandbox.py"
+        seen = subprocess.run(
+            ["unshare", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc",
+             "--propagation", "private", sys.executable, "-I", "-S", str(sandbox),
+             "--hide", "/run", "--keep", kept[0], "--", "sh", "-c", f"cat {link}; ls /run"],
+            capture_output=True, text=True, timeout=60, check=False)
+    finally:
+        target.unlink()
+    assert seen.returncode == 0, seen.stderr
+    assert seen.stdout.split() == ["nameserver", "127.0.0.53", target.name]

@@ -4,6 +4,7 @@ HOME with a preset's login file and home files, and what stays visible of the ho
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -66,6 +67,10 @@ def test_codex_home_moves_into_the_agents_own_home(tmp_path):
     env = home_mod.agent_home(agent, tmp_path / "own", {"CODEX_HOME": str(moved)})
     assert env == {"HOME": str(tmp_path / "own"), "CODEX_HOME": str(tmp_path / "own" / ".codex")}
     assert (tmp_path / "own" / ".codex" / "auth.json").read_text() == '{"tokens": {}}'
+    # With a key (no login copied) the folder CODEX_HOME names still exists: codex 0.171 exits
+    # 1 "CODEX_HOME points to …, but that path does not exist" otherwise.
+    keyed = home_mod.agent_home(agent, tmp_path / "keyed", {"OPENAI_API_KEY": "sk-x"})
+    assert Path(keyed["CODEX_HOME"]).is_dir() and not any(Path(keyed["CODEX_HOME"]).iterdir())
 
 
 def test_home_host_changes_nothing(tmp_path):

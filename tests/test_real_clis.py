@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,14 +22,12 @@ import fake_models
 import pytest
 import real_clis
 
-from ci_eval.agents.presets import PRESETS
 from ci_eval.agents.pricing import ModelPrice
 
 KEY = "sk-fake-0123456789abcdef"
 HANG_TIMEOUT = 20  # the agent timeout of the hang case: what ends that run
 AGENT_TIMEOUT = 240
 PARALLEL = 3  # cases of one CLI at a time (xdist runs CLIs side by side too)
-HOMES = real_clis.CACHE / "homes"
 PRICE = ModelPrice(input=1.25, cached_input=0.125, cache_write=1.25, output=10)
 
 
@@ -93,9 +89,7 @@ def _case(tool: Tool, mode: str, root: Path, bins: dict, cli) -> dict:
     """One `ci-eval run` of the default task with `tool` against a fake in `mode`."""
     repo = root / "repo"
     (repo / "tasks").mkdir(parents=True)
-    # Not under /tmp: a HOME inside the /tmp the sandbox overlays makes Claude hang at start
-    # (and its Bash tool meet EROFS) with the sandbox of this writing.
-    home = Path(tempfile.mkdtemp(prefix="home-", dir=HOMES))
+
     timeout = HANG_TIMEOUT if mode == "hang" else AGENT_TIMEOUT
     task = repo / "tasks" / "task-001-answer"
     task.mkdir()
@@ -109,10 +103,6 @@ def _case(tool: Tool, mode: str, root: Path, bins: dict, cli) -> dict:
     (task / "repo-state" / "README.md").write_text("What is six times seven?\n")
     (task / "solution").mkdir()
     (task / "solution" / "solve.sh").write_text("#!/bin/sh\nprintf '42\\n' > answer.txt\n")
-    # The preset's HOME files (gemini's settings.json), where the agent's HOME is the host's.
-    for relative, text in getattr(PRESETS[tool.preset], "home_files", lambda _m: {})(tool.model).items():
-        (home / relative).parent.mkdir(parents=True, exist_ok=True)
-        (home / relative).write_text(text)
     with fake_models.FakeModelServer(mode, answered_before_hang=tool.answered_before_hang) as fake:
         (repo / "ci-eval.yaml").write_text(
             f"agents:\n  {tool.agent}:\n    preset: {tool.preset}\n    model: {tool.model}\n"
@@ -122,13 +112,13 @@ def _case(tool: Tool, mode: str, root: Path, bins: dict, cli) -> dict:
             if tool.cost_source == "pricing" else
             f"agents:\n  {tool.agent}:\n    preset: {tool.preset}\n    model: {tool.model}\n"
             f"    base_url: {fake.url}{tool.api_suffix}\n")
-        env = {"PATH": f"{bins[tool.program]}{os.pathsep}{os.environ['PATH']}", "HOME": str(home),
-               tool.key: KEY}
+        # The agent gets a HOME of its own per run, with the preset's home files (gemini's
+        # settings.json) written by the harness: nothing of the host's HOME is needed.
+        env = {"PATH": f"{bins[tool.program]}{os.pathsep}{os.environ['PATH']}", tool.key: KEY}
         ran = cli("run", "--agent", tool.agent, "-k", "1", "--max-attempts", "1", "--json",
                   cwd=repo, env=env, timeout=AGENT_TIMEOUT + 120)
         served = fake.served_total()
         requests = [r.answer for r in fake.requests]
-    shutil.rmtree(home, ignore_errors=True)
     lines = (repo / "results" / "task-001-answer.jsonl").read_text().splitlines() \
         if (repo / "results" / "task-001-answer.jsonl").exists() else []
     return {"record": json.loads(lines[-1]) if lines else None, "served": served,
@@ -181,7 +171,6 @@ def _problems(tool: Tool, mode: str, case: dict) -> list[str]:
 @pytest.mark.parametrize("preset", list(TOOLS))
 def test_real_cli_through_ci_eval_run(preset, cli_bins, tmp_path, cli):
     tool = TOOLS[preset]
-    HOMES.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(PARALLEL) as pool:
         cases = dict(zip(tool.modes, pool.map(
             lambda mode: _case(tool, mode, tmp_path / mode, cli_bins, cli), tool.modes)))

@@ -102,10 +102,11 @@ RUNNER_NAMES = ("local", "docker")
 PLACEMENTS = ("host", "container")
 DEFAULT_FAILURE_LOGS = ".ci-eval/failure-logs"
 AGENT_KEYS = ("command", "preset", "model", "args", "base_url", "timeout_seconds", "env",
-              "usage", "placement", "home")
+              "usage", "placement", "home", "network", "allow_hosts")
 CHECKS_KEYS = ("env", "home")
 USAGE_MODES = ("file", "none")
 HOME_MODES = ("run", "host")  # a HOME of its own per run (the default), or the host's
+NETWORK_MODES = ("host", "api-only")  # run/api_proxy.py; default: api-only on pinned tasks
 AGENT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -124,6 +125,8 @@ class AgentConfig:
     shell: bool = False  # command is ("bash", "-c", script): a command string
     placement: str = "host"  # docker runner: "host" (local sandbox) or "container" (the image)
     home: str = "run"  # one of HOME_MODES
+    network: str | None = None  # one of NETWORK_MODES; None: api-only for pinned-commit tasks
+    allow_hosts: tuple[str, ...] = ()  # api-only: hosts (host or host:port) besides the API's
 
     @property
     def identity(self) -> str:
@@ -346,13 +349,14 @@ def _parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
     timeout = _timeout(spec, path, where)
     env = env_names(spec.get("env"), path, f"{where}.env")
     home = _home(spec, path, where)
+    network = _network(spec, path, where)
     if "preset" in spec:
         for key, why in (("usage", "a preset reads usage from its tool's output"),):
             if key in spec:
                 raise UserError(f"only for a command agent ({why})", path=path,
                                 field=f"{where}.{key}")
         return AgentConfig(
-            name=name, command=None, timeout_seconds=timeout, env=env, home=home,
+            name=name, command=None, timeout_seconds=timeout, env=env, home=home, **network,
             preset=_preset(spec["preset"], path, f"{where}.preset"),
             model=model_name(spec.get("model"), path, f"{where}.model") if "model" in spec else None,
             args=argument_list(spec["args"], path, f"{where}.args") if "args" in spec else (),
@@ -373,7 +377,20 @@ def _parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
         )
     command, shell = command_value(spec["command"], path, f"{where}.command")
     return AgentConfig(name=name, command=command, timeout_seconds=timeout, env=env,
-                       usage=usage, shell=shell, placement=placement, home=home)
+                       usage=usage, shell=shell, placement=placement, home=home, **network)
+
+
+def _network(spec: dict, path: Path | str, where: str) -> dict:
+    network = spec.get("network")
+    if network is not None and network not in NETWORK_MODES:
+        raise UserError(f"expected one of {', '.join(NETWORK_MODES)}, got {got(network)}",
+                        path=path, field=f"{where}.network")
+    hosts = spec.get("allow_hosts", [])
+    if not isinstance(hosts, list) or not all(
+            isinstance(h, str) and re.fullmatch(r"[A-Za-z0-9.-]+(:[0-9]{1,5})?", h) for h in hosts):
+        raise UserError(f"expected a list of host names (host or host:port), got {got(hosts)}",
+                        path=path, field=f"{where}.allow_hosts")
+    return {"network": network, "allow_hosts": tuple(hosts)}
 
 
 def _home(spec: dict, path: Path | str, where: str) -> str:

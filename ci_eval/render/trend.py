@@ -100,9 +100,10 @@ def window_note(summaries: Sequence[RunSummary], shown: int) -> str:
 
 
 
-def _mermaid_label(summary: RunSummary, index: int) -> str:
-    """An x-axis label: the run's date (MM-DD) and its place, quoted for mermaid."""
-    return f'"{summary.date[5:]} #{index}"'
+def _mermaid_label(index: int) -> str:
+    """An x-axis label: the run's place in the history, quoted for mermaid (short and unique:
+    20 dates side by side overlap, and equal labels would merge)."""
+    return f'"#{index}"'
 
 
 def mermaid_charts(summaries: Sequence[RunSummary], limit: int = CHART_RUNS) -> str:
@@ -112,11 +113,13 @@ def mermaid_charts(summaries: Sequence[RunSummary], limit: int = CHART_RUNS) -> 
     recent = list(summaries)[-limit:]
     if not recent:
         return ""
-    labels = ", ".join(_mermaid_label(s, len(summaries) - len(recent) + i + 1)
-                       for i, s in enumerate(recent))
+    first = len(summaries) - len(recent) + 1
+    labels = ", ".join(_mermaid_label(first + i) for i in range(len(recent)))
     rates = [suite_rate(s) for s in recent]
     shown = ", ".join("0" if r is None else f"{float(r) * 100:.1f}" for r in rates)
+    span = recent[0].date if len(recent) == 1 else f"{recent[0].date} … {recent[-1].date}"
     out = (f"\n#### Trend: the last {len(recent)} recorded run(s), this one last\n\n"
+           f"Runs #{first}–#{first + len(recent) - 1} of the history, {span}.\n\n"
            "```mermaid\nxychart-beta\n    title \"Suite pass rate (%)\"\n"
            f"    x-axis [{labels}]\n    y-axis \"pass rate (%)\" 0 --> 100\n"
            f"    line [{shown}]\n```\n")

@@ -165,6 +165,8 @@ def _grandchild(request: dict, status_fd: int, verdict_fd: int | None, gate_fd: 
         _sandbox.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # unshare --kill-child
         _sandbox.mount(None, "/", None, MS_REC | MS_PRIVATE)
         _sandbox.mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        if request.get("net") and request.get("loopback"):
+            _sandbox.loopback_up()  # while this process still has CAP_NET_ADMIN in the netns
         if not held:  # else the cwd is entered in the view only, where it is the held folder
             os.chdir(request["cwd"])
         options, _ = _sandbox.parse(request["sandbox"])

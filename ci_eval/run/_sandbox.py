@@ -34,7 +34,10 @@ and an agent that exits 125 printing "ci-eval sandbox: ..." must not pass for a 
 
 import ctypes
 import errno
+import fcntl
 import os
+import socket
+import struct
 import sys
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
@@ -315,6 +318,17 @@ class _CapData(ctypes.Structure):
 
 
 CAPABILITY_VERSION_3 = 0x20080522
+
+
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+
+
+def loopback_up() -> None:
+    """Bring up `lo` of a new network namespace (it starts down)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        request = struct.pack("16sH22x", b"lo", 0)
+        flags = struct.unpack("16sH", fcntl.ioctl(probe, SIOCGIFFLAGS, request)[:18])[1]
+        fcntl.ioctl(probe, SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", flags | IFF_UP))
 
 
 def drop_privileges() -> None:

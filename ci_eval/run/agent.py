@@ -8,6 +8,7 @@ is an agent that exited 125).
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 import os
@@ -31,6 +32,7 @@ from ci_eval.output import (
 from ci_eval.results.records import number_problem
 from ci_eval.run import isolation as isolation_mod
 from ci_eval.run import launcher
+from ci_eval.run.api_proxy import ApiProxy, allowed_hosts, proxy_env, relay_argv
 from ci_eval.run.docker import engine
 from ci_eval.run.environment import allowed_env
 from ci_eval.run.home import OWN_HOME, agent_home
@@ -38,6 +40,7 @@ from ci_eval.run.process import Pipe, run_process
 from ci_eval.run.retry import RETRYABLE_INFRA
 from ci_eval.run.workspace import WorkspaceError, apply_output
 from ci_eval.tasks.model import Task, archive_dir, tasks_dir
+from ci_eval.tasks.upstream import pin_of
 
 USAGE_FIELDS = ("tokens", "input_tokens", "output_tokens", "cost_usd")
 USAGE_CAP_BYTES = 64 * 1024
@@ -256,12 +259,26 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
                                               hide=(*hide, *sockets), home=env.get("HOME")
                                               if agent.home == "host" else None,
                                               keep=engine.kept_under(sockets))
+        proxy = None
+        if network_mode(agent, task) == "api-only":
+            if request is None:
+                return AgentOutcome(AgentKind.INFRA, 0.0, "network: api-only needs the agent "
+                                    "sandbox (namespaces), which this machine has not",
+                                    retryable=False)
+            proxy = ApiProxy(paths.run_dir, allowed_hosts(agent.preset, agent.base_url,
+                                                          agent.allow_hosts))
+            command = relay_argv(paths.run_dir, list(command))
+            env.update(proxy_env())
+            request = dataclasses.replace(request, argv=tuple(command), net=True,
+                                          loopback=True)
         try:
             result = run_process(command, cwd=paths.workspace, env=env, timeout=timeout,
                                  sweep_env=sweep, tail_cap=OUTPUT_CAP_BYTES,
                                  pipes=(status,) if request else (),
                                  launch=(launcher.AGENTS, request) if request else None)
         finally:
+            if proxy is not None:
+                proxy.close()
             isolation_mod.release_scratch(paths.run_dir)
         sandbox_failure = status.read() or result.launch_error
     output = mask(result.output_tail, cut_start=True)
@@ -292,6 +309,14 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
         reason = _joined(f"agent exited {result.exit_code}" + (f" ({last[0][:200]})" if last[0]
                                                                else ""), note)
     return AgentOutcome(AgentKind.DONE, reason=reason, **done)
+
+
+def network_mode(agent: AgentConfig, task: Task) -> str:
+    """The agent's network: its entry's `network`, else api-only on a task pinned to an
+    upstream commit (it could fetch the later fix) and the host's elsewhere."""
+    if agent.network:
+        return agent.network
+    return "api-only" if pin_of(task.metadata) else "host"
 
 
 def _read_preset(preset, agent, output, result, paths, pricing):

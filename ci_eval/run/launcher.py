@@ -59,6 +59,7 @@ class Request:
     sys_path: tuple[str, ...] = ()
     gated: bool = False  # a gate pipe's read end follows: build the view, then wait for "g"
     held: tuple[str, ...] = ()  # `--writable` paths bound from descriptors passed last, in order
+    loopback: bool = False  # net: its loopback brought up (network: api-only's relay listens)
 
 
 class Launched:
@@ -149,6 +150,7 @@ class Launcher:
         message = json.dumps({
             "mode": request.mode, "argv": list(request.argv), "env": env, "cwd": str(cwd),
             "sandbox": list(request.options), "user": request.user, "net": request.net,
+            "loopback": request.loopback,
             "checks": request.checks, "sys_path": list(request.sys_path),
             "gated": request.gated, "held": list(request.held),
         }).encode()

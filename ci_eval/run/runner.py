@@ -39,7 +39,7 @@ from ci_eval.run.grade import with_rubric
 from ci_eval.run.isolation import Isolation
 from ci_eval.run.resume import read_recorded
 from ci_eval.run.retry import BACKOFF_BASE_SECONDS, backoff_delay
-from ci_eval.run.runners import Runners
+from ci_eval.run.runners import Runners, isolation_label
 from ci_eval.run.scoring import CheckKind, CheckOutcome, ChecksRun
 from ci_eval.run.workspace import WorkspaceError, WorkspaceFactory, remove_tree
 from ci_eval.tasks.model import Task
@@ -96,11 +96,12 @@ def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> Attem
     paths = RunPaths(run_dir=run_dir, workspace=run_dir / "workspace")
     started = time.monotonic()
     prepared = None
+    runner = ctx.runners.for_task(task)
     record = {"task": task.id, "run": run_no, "attempt": attempt, "agent": ctx.agent.identity,
-              "prompt_hash": task.prompt_hash, "isolation": ctx.isolation.label,
+              "prompt_hash": task.prompt_hash,
+              "isolation": isolation_label(runner, ctx.isolation, ctx.agent.placement),
               "tokens": None, "input_tokens": None, "output_tokens": None, "cost_usd": None,
               "agent_seconds": None, "checks_seconds": None, "diff": None, "diff_truncated": False}
-    runner = ctx.runners.for_task(task)
     try:
         try:
             start = runner.repo_state(task)

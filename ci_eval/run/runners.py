@@ -72,6 +72,16 @@ class LocalRunner:
         return run_agent(agent, task, run_no, paths, **kwargs)
 
 
+def isolation_label(runner: Runner, isolation: Isolation, placement: str) -> str:
+    """What a run's record says about its fences (results/notices.py reads it): the local
+    sandboxes' label, or for the docker runner the agent's part (its sandbox on the host, or
+    "agent-container") and "checks-docker" (a fresh container with no network)."""
+    if runner.name != "docker":
+        return isolation.label
+    agent = "agent-container" if placement == "container" else isolation.label.split(",")[0]
+    return f"{agent},checks-docker"
+
+
 @dataclass
 class Runners:
     """The runner of each task of one invocation (the docker backend made when first needed)."""
@@ -84,8 +94,7 @@ class Runners:
 
     def name_for(self, task: Task) -> str:
         name = self.chosen or task_runner(task) or self.default or "local"
-        if name == "local" and docker_settings(task).verifier == "harbor" and (
-                task.metadata.get("docker") is not None):
+        if name == "local" and docker_settings(task).verifier == "harbor":
             raise UserError(f"{task.id} is judged by Harbor's tests/test.sh in its container: "
                             "it needs the docker runner (got local)",
                             field="--runner" if self.chosen else "runner")

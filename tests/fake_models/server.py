@@ -311,6 +311,9 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
     fake: FakeModelServer
 
+    def handle_error(self, request, client_address):
+        """A client that went away (killed at its timeout, or after a cut) is no error here."""
+
 
 class FakeModelServer:
     """A fake model API on 127.0.0.1 (see the package docstring)."""

@@ -146,10 +146,10 @@ class DockerRunner:
         checks_dir = Path(checks_dir)
         checks_dir.mkdir()
         if settings.verifier == "harbor":
-            return self._harbor(task, settings, Path(workspace), checks_dir)
-        return self._checks_py(task, settings, Path(workspace), checks_dir)
+            return self._harbor(task, Path(workspace), checks_dir)
+        return self._checks_py(task, Path(workspace), checks_dir)
 
-    def _harbor(self, task, settings, workspace, checks_dir) -> CheckOutcome:
+    def _harbor(self, task: Task, workspace: Path, checks_dir: Path) -> CheckOutcome:
         logs = checks_dir / "logs"
         (logs / "verifier").mkdir(parents=True)
         finished = self._in_image(task, workspace, harbor.TEST_COMMAND, (
@@ -172,7 +172,7 @@ class DockerRunner:
         kind = CheckKind.PASS if harbor.passed(reward) else CheckKind.FAIL
         return CheckOutcome(kind, reason, finished.seconds)
 
-    def _checks_py(self, task, settings, workspace, checks_dir) -> CheckOutcome:
+    def _checks_py(self, task: Task, workspace: Path, checks_dir: Path) -> CheckOutcome:
         reports = checks_dir / REPORTS
         reports.mkdir()
         lib = Path(ci_eval.__file__).resolve().parent

@@ -107,12 +107,12 @@ def socket_folders(environ=os.environ) -> tuple[str, ...]:
 RESOLVER_FILES = ("/etc/resolv.conf", "/etc/hosts")
 
 
-def kept_under(folders: tuple[str, ...]) -> tuple[str, ...]:
+def kept_under(folders: tuple[str, ...], files: tuple[str, ...] = RESOLVER_FILES) -> tuple[str, ...]:
     """The resolver's files that lie inside `folders` once their links are followed (Ubuntu's
     /etc/resolv.conf is /run/systemd/resolve/stub-resolv.conf): bound back for the agent, so
     that hiding /run does not take its DNS."""
     kept = []
-    for name in RESOLVER_FILES:
+    for name in files:
         target = os.path.realpath(name)
         if target != name and os.path.isfile(target) and any(
                 target.startswith(folder.rstrip("/") + "/") for folder in folders):

@@ -1,0 +1,201 @@
+"""`network: api-only` for an agent: its sandbox gets a network namespace of its own (nothing but
+its own loopback), where a relay listens on 127.0.0.1:RELAY_PORT and passes every connection to
+this proxy over a unix socket in the run folder. The proxy, on the host, allows only CONNECT
+(HTTPS) and absolute-URI HTTP requests to the hosts allowed: the preset's model API, the
+agent's base_url and the entry's allow_hosts. Everything else, a git clone of the task's
+upstream or a package index included, gets 403 or no route at all (docs/agents.md).
+
+The agent learns the proxy from HTTPS_PROXY / HTTP_PROXY / ALL_PROXY (and their lower-case
+forms); a tool that ignores them has no network.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import threading
+from pathlib import Path
+from urllib.parse import urlsplit
+
+RELAY_PORT = 3128
+SOCKET_NAME = "api-proxy.sock"
+MAX_HEAD_BYTES = 64 * 1024
+CONNECT_TIMEOUT = 15
+PRESET_API_HOSTS = {
+    "claude-code": ("api.anthropic.com",),
+    "codex": ("api.openai.com", "chatgpt.com"),
+    "gemini": ("generativelanguage.googleapis.com", "oauth2.googleapis.com"),
+    "aider": ("api.anthropic.com", "api.openai.com"),
+    "goose": ("api.anthropic.com", "api.openai.com"),
+    "mini-swe-agent": ("api.anthropic.com", "api.openai.com"),
+}
+
+# Runs inside the agent's sandbox with the sandbox's interpreter (no ci_eval import: the package
+# may sit under the hidden repo root): the relay, then the agent's command (the launcher
+# brought the namespace's loopback up).
+RELAY = r"""
+import os, socket, subprocess, sys, threading
+folder, port, argv = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+dirfd = os.open(folder, os.O_PATH)
+listener = socket.socket()
+listener.bind(("127.0.0.1", port))
+listener.listen(64)
+def pump(src, dst):
+    try:
+        while data := src.recv(65536):
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+def serve():
+    while True:
+        conn, _ = listener.accept()
+        up = socket.socket(socket.AF_UNIX)
+        try:
+            up.connect(f"/proc/self/fd/{dirfd}/""" + SOCKET_NAME + r"""")
+        except OSError:
+            conn.close()
+            continue
+        for a, b in ((conn, up), (up, conn)):
+            threading.Thread(target=pump, args=(a, b), daemon=True).start()
+threading.Thread(target=serve, daemon=True).start()
+sys.exit(subprocess.call(argv))
+"""
+
+
+def allowed_hosts(preset: str | None, base_url: str | None, listed) -> frozenset[str]:
+    """host or host:port entries the proxy lets through (lower-case)."""
+    hosts = list(PRESET_API_HOSTS.get(preset or "", ()))
+    if base_url:
+        parts = urlsplit(base_url)
+        if parts.hostname:
+            hosts.append(f"{parts.hostname}:{parts.port}" if parts.port else parts.hostname)
+    hosts += list(listed)
+    return frozenset(h.lower() for h in hosts)
+
+
+def host_allowed(allowed: frozenset[str], host: str, port: int) -> bool:
+    host = host.lower().strip("[]")
+    return host in allowed or f"{host}:{port}" in allowed
+
+
+def relay_argv(run_dir: Path, command: list[str]) -> list[str]:
+    return [sys.executable, "-I", "-S", "-c", RELAY, str(run_dir), str(RELAY_PORT), *command]
+
+
+def proxy_env() -> dict[str, str]:
+    url = f"http://127.0.0.1:{RELAY_PORT}"
+    names = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY")
+    return {**{n: url for n in names}, **{n.lower(): url for n in names},
+            "NO_PROXY": "", "no_proxy": ""}
+
+
+class ApiProxy:
+    """The host side: a unix socket in `folder`, served by daemon threads until close()."""
+
+    def __init__(self, folder: Path, allowed: frozenset[str]):
+        self.allowed = allowed
+        self._dirfd = os.open(folder, os.O_PATH)
+        self._server = socket.socket(socket.AF_UNIX)
+        self._server.bind(f"/proc/self/fd/{self._dirfd}/{SOCKET_NAME}")  # any length of path
+        self._server.listen(64)
+        self._closed = False
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def close(self) -> None:
+        self._closed = True
+        try:
+            self._server.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._server.close()
+        os.close(self._dirfd)
+
+    def _serve(self) -> None:
+        while not self._closed:
+            try:
+                conn, _ = self._server.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _handle(self, conn: socket.socket) -> None:
+        try:
+            head = _read_head(conn)
+            target = _target(head)
+            if target is None or not host_allowed(self.allowed, *target):
+                conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n"
+                             b"Connection: close\r\n\r\n")
+                conn.close()
+                return
+            upstream = socket.create_connection(target, timeout=CONNECT_TIMEOUT)
+            upstream.settimeout(None)
+            if head.split(b" ", 1)[0].upper() == b"CONNECT":
+                rest = head.split(b"\r\n\r\n", 1)[1]
+                conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                if rest:
+                    upstream.sendall(rest)
+            else:
+                upstream.sendall(_origin_form(head))
+        except OSError:
+            conn.close()
+            return
+        for a, b in ((conn, upstream), (upstream, conn)):
+            threading.Thread(target=_pump, args=(a, b), daemon=True).start()
+
+
+def _read_head(conn: socket.socket) -> bytes:
+    data = b""
+    while b"\r\n\r\n" not in data and len(data) < MAX_HEAD_BYTES:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def _target(head: bytes) -> tuple[str, int] | None:
+    """(host, port) of a proxy request's first line: CONNECT host:port, or an absolute URI."""
+    try:
+        method, uri, _ = head.split(b"\r\n", 1)[0].decode("ascii").split(" ", 2)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if method.upper() == "CONNECT":
+        host, _, port = uri.rpartition(":")
+        return (host, int(port)) if host and port.isdigit() else None
+    parts = urlsplit(uri)
+    if parts.scheme != "http" or not parts.hostname:
+        return None
+    try:
+        return parts.hostname, parts.port or 80
+    except ValueError:
+        return None
+
+
+def _origin_form(head: bytes) -> bytes:
+    """The request with its absolute URI made a path (what an origin server expects)."""
+    line, rest = head.split(b"\r\n", 1)
+    method, uri, version = line.split(b" ", 2)
+    parts = urlsplit(uri.decode("ascii"))
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return b" ".join([method, path.encode("ascii"), version]) + b"\r\n" + rest
+
+
+def _pump(src: socket.socket, dst: socket.socket) -> None:
+    try:
+        while data := src.recv(65536):
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
