@@ -45,7 +45,7 @@ from ci_eval.importers.base import (
     metadata_json,
 )
 from ci_eval.output import read_user_file
-from ci_eval.tasks.upstream import URL_PATTERN, UpstreamError
+from ci_eval.tasks.upstream import GIT_ENV, URL_PATTERN, UpstreamError
 from ci_eval.tasks.upstream import tree as upstream_tree
 
 NAME = "swe-bench"
@@ -190,8 +190,7 @@ def _patched_files(base: Path, patch: str, src: Path, where: str) -> dict[str, b
 def _git_apply(scratch: Path, args: list[str], src: Path, where: str, *, cwd: Path) -> str:
     done = subprocess.run(["git", "apply", "--whitespace=nowarn", *args], cwd=cwd,
                           capture_output=True, check=False,
-                          env={"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null",
-                               "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                          env={**GIT_ENV, "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
                                "HOME": str(scratch),
                                # a repository above the scratch folder must not be the one patched
                                "GIT_CEILING_DIRECTORIES": str(scratch.parent)})
