@@ -110,6 +110,8 @@ def test_an_api_only_agent_reaches_its_api_and_not_the_upstream(cli, repo_root, 
     ({"command": "true", "network": "none"}, "agents.a.network", "expected one of host, api-only"),
     ({"command": "true", "allow_hosts": ["pypi.org/simple"]}, "agents.a.allow_hosts",
      "expected a list of host names"),
+    ({"command": "true", "network": "api-only", "placement": "container"}, "agents.a.network",
+     "api-only is for an agent in the local sandbox"),
 ])
 def test_a_bad_network_entry_is_exit_2_naming_the_field(cli, repo_root, make_task,
                                                         assert_bad_input, entry, field, said):

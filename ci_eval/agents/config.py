@@ -350,6 +350,9 @@ def _parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
     env = env_names(spec.get("env"), path, f"{where}.env")
     home = _home(spec, path, where)
     network = _network(spec, path, where)
+    if network["network"] == "api-only" and placement == "container":
+        raise UserError("api-only is for an agent in the local sandbox (a container agent has "
+                        "its image's network settings)", path=path, field=f"{where}.network")
     if "preset" in spec:
         for key, why in (("usage", "a preset reads usage from its tool's output"),):
             if key in spec:
