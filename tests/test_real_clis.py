@@ -52,13 +52,16 @@ COMMON = ("solve", "wrong", "401", "404", "429", "5xx", "cut", "transient", "han
 # passed on 2026-12-01 and their output is pinned in tests/fixtures/real_clis (aider-*-cut.txt);
 # CI_EVAL_REAL_CLI_ALL_MODES=1 runs them again.
 AIDER_SLOW = ("429", "5xx", "cut")
+# Claude's cut_stream case is left out too: whether Claude falls back to a whole request
+# within its CLAUDE_CODE_MAX_RETRIES=2 varies run to run (seen both ways). Its output after
+# the fallback is pinned in tests/fixtures/real_clis/claude-2.1.197-cut-stream.txt.
 ALL_MODES = os.environ.get("CI_EVAL_REAL_CLI_ALL_MODES") == "1"
 AIDER_MODES = COMMON if ALL_MODES else tuple(m for m in COMMON if m not in AIDER_SLOW)
 ALL = ("input", "cached", "cache_write", "output")
 TOOLS = {
     "claude-code": Tool("claude", "claude-code", "claude", "claude-sonnet-4-5", "ANTHROPIC_API_KEY",
                         "", ALL, "agent", {"subtype": "success", "is_error": False},
-                        COMMON + ("cut_stream",)),
+                        COMMON + (("cut_stream",) if ALL_MODES else ())),
     "codex": Tool("codex", "codex", "codex", "gpt-5-codex", "OPENAI_API_KEY", "/v1", ALL,
                   "pricing", {"turns_completed": 1, "turns_failed": 0}, COMMON),
     "gemini": Tool("gemini", "gemini", "gemini", "gemini-2.5-pro", "GEMINI_API_KEY", "",
