@@ -170,3 +170,16 @@ def test_a_duplicate_id_keeps_its_worst_outcome_and_outcomes_map_as_pytests():
     assert parse_junit(b"<testsuite name='pytest'><testcase classname='tests.test_x' "
                        b"name='test_y'/></testsuite>", classname=True) == {
         "tests.test_x::test_y": "PASSED"}
+
+
+def test_a_rubric_tests_criterion_reads_the_junit_outcomes(cli, repo_root, make_task):
+    task = units_task(make_task, repo_root)
+    (task / "rubric.yaml").write_text(
+        "pass_threshold: 100\ncriteria:\n"
+        "  - {id: hours, kind: tests, tests: ['seconds > reads hours'], weight: 1,"
+        " rationale: the bug}\n")
+    result = cli("verify", "--json", cwd=repo_root, timeout=240)
+    assert result.returncode == 0, result.stdout + result.stderr
+    rubric = {row["state"]: row for row in json.loads(result.stdout)["tasks"][0]["rubric"]}
+    assert rubric["solution/"]["score"] == 100 and rubric["solution/"]["verdict"] == "PASS"
+    assert rubric["untouched repo-state"]["score"] == 0
