@@ -56,8 +56,10 @@ def start_dockerd(base: Path, sockets: list[str]) -> subprocess.Popen:
     """dockerd as DESIGN.md says, its roots in `base`, listening on `sockets`; returns once it
     answers (DOCKER_HOST set to the first socket). RuntimeError with its log when it does not."""
     log = open(base / "dockerd.log", "wb")  # noqa: SIM115 - the child holds it
+    # SIGTERM to dockerd (a clean shutdown) if the test process dies without its teardown
+    dies_with_us = ["setpriv", "--pdeathsig", "TERM"] if shutil.which("setpriv") else []
     proc = subprocess.Popen(
-        ["dockerd", "--bridge=none", "--iptables=false", "--ip6tables=false",
+        [*dies_with_us, "dockerd", "--bridge=none", "--iptables=false", "--ip6tables=false",
          "--data-root", str(base / "data"), "--exec-root", str(base / "exec"),
          "--pidfile", str(base / "docker.pid"), *(f"-H=unix://{s}" for s in sockets)],
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -71,6 +73,18 @@ def start_dockerd(base: Path, sockets: list[str]) -> subprocess.Popen:
                                + (base / "dockerd.log").read_text(errors="replace")[-2000:])
         time.sleep(0.3)
     return proc
+
+
+def remove_stale_engines() -> None:
+    """The folders of test engines whose dockerd is gone (a test process that was killed)."""
+    for base in Path(tempfile.gettempdir()).glob("dockerd-tests-*"):
+        try:
+            os.kill(int((base / "docker.pid").read_text().strip()), 0)
+            continue  # its dockerd still runs: another session's
+        except (OSError, ValueError):
+            pass
+        subprocess.run(["umount", "-R", str(base / "data")], capture_output=True, check=False)
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def stop_dockerd(proc: subprocess.Popen, base: Path) -> None:
@@ -124,6 +138,7 @@ def _engine():
     if os.geteuid() != 0 or shutil.which("dockerd") is None:
         pytest.skip("no Docker engine answers and dockerd cannot be started here (needs root "
                     "and docker.io installed)")
+    remove_stale_engines()
     base = Path(tempfile.mkdtemp(prefix="dockerd-tests-"))
     run_dir = Path(f"/run/ci-eval-tests-{os.getpid()}")
     run_dir.mkdir(exist_ok=True)
