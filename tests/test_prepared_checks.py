@@ -72,23 +72,23 @@ def test_aborted_checks_end_with_nothing_run(tmp_path):
 
 
 def test_a_held_folder_swapped_for_another_or_for_a_link_is_refused(tmp_path):
-    """What the sandbox checks while it builds its view (_sandbox._opened): the path must still
+    """What the sandbox checks while it builds its view (_sandbox._open_path): the path must still
     be the folder the harness held; the view is never built over another one."""
     real, other = tmp_path / "workspace", tmp_path / "other"
     real.mkdir()
     other.mkdir()
     held = os.open(real, os.O_PATH | os.O_DIRECTORY)
-    same = _sandbox._opened(str(real), os.dup(held))
+    same = _sandbox._open_path(str(real), os.dup(held))
     os.close(same)
     real.rename(tmp_path / "moved")
     other.rename(real)  # another folder at the path
     with pytest.raises(OSError) as swapped:
-        _sandbox._opened(str(real), os.dup(held))
+        _sandbox._open_path(str(real), os.dup(held))
     assert swapped.value.errno == errno.ESTALE
     real.rename(other)
     real.symlink_to(tmp_path / "moved")  # a link to the right folder: refused all the same
     with pytest.raises(OSError) as linked:
-        _sandbox._opened(str(real), os.dup(held))
+        _sandbox._open_path(str(real), os.dup(held))
     assert linked.value.errno in (errno.ELOOP, errno.ENOTDIR)
     os.close(held)
 

@@ -1,9 +1,9 @@
 """The one interface every agent preset implements. Pure: it builds argv and environment values
 and reads text; starting the tool, capturing its output and reading its files is run/'s job.
 
-What the runner does with a preset (AgentConfig.preset names it; presets.get_preset looks it up):
+What the runner does with a preset (AgentConfig.preset names it, presets.PRESETS holds them):
 
-    preset = get_preset(agent.preset)
+    preset = PRESETS[agent.preset]
     env = allowed_env(BASE_ENV_ALLOWLIST + preset.key_env + preset.pass_env + agent.env)
     env |= preset.env(agent.model) | CI_EVAL_* variables          # fixed values win
     HOME: a fresh folder of the run (home: run, the default), holding a copy of the login file

@@ -16,10 +16,12 @@ import json
 import math
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Literal, get_args
 
 from ci_eval.errors import UserError
 
-STATUSES = ("pass", "fail", "timeout", "error")
+RunStatus = Literal["pass", "fail", "timeout", "error"]
+STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
 REQUIRED_FIELDS = {"run": int, "task": str, "status": str, "passed": bool, "agent": str}
 # Optional fields, checked when present: a whole number >= the minimum (k: the -k of the run;
 # requested: the valid runs asked of the task, confirmation stages included).
@@ -27,6 +29,9 @@ COUNT_FIELDS = {"attempt": 1, "k": 1, "requested": 1}
 # Optional, may be null (no usage reported / not measured).
 OPTIONAL_COUNT_FIELDS = ("tokens", "input_tokens", "output_tokens", "cached_input_tokens",
                          "cache_write_tokens")
+# What an agent's usage says: read from its usage file, summed over a run's attempts (every
+# attempt's tokens were sent and paid for).
+USAGE_FIELDS = (*OPTIONAL_COUNT_FIELDS, "cost_usd")
 OPTIONAL_AMOUNT_FIELDS = ("cost_usd", "retried_cost_usd", "wall_seconds", "agent_seconds",
                           "checks_seconds")
 # The largest value each kind of number may take: a trillion tokens, a million dollars, 115 days

@@ -24,6 +24,7 @@ from fractions import Fraction
 from typing import NamedTuple
 
 from ci_eval.results import stats
+from ci_eval.results.records import RunStatus
 
 VALID_STATUSES = ("pass", "fail", "timeout")  # timeout counts as a fail; error is excluded
 
@@ -106,7 +107,7 @@ class Row(NamedTuple):
     """What a summary needs of one run's record: no diff, no output."""
 
     run: int
-    status: str
+    status: RunStatus
     tokens: int | None
     wall_seconds: float | None
     cost_usd: float | None

@@ -122,8 +122,8 @@ def _child(request: dict, fds: list[int], sock: socket.socket, launcher: int, id
         os.dup2(null, 0)
         os.dup2(output, 1)
         os.dup2(output, 2)
-        handed = [fd for fd in (verdict_fd, gate_fd) if fd is not None] + list(held.values())
-        keep = [result, status_fd, *handed]
+        inherited = [fd for fd in (verdict_fd, gate_fd) if fd is not None] + list(held.values())
+        keep = [result, status_fd, *inherited]
         _close_all_but([0, 1, 2, *keep])
         flags = CLONE_NEWNS | CLONE_NEWPID
         flags |= CLONE_NEWUSER if request.get("user") else 0
@@ -139,7 +139,7 @@ def _child(request: dict, fds: list[int], sock: socket.socket, launcher: int, id
             _grandchild(request, status_fd, verdict_fd, gate_fd, held)  # never returns
         # Only the command holds its pipes now: their ends come with its end, not with this
         # process's, whose exit (tearing the namespaces down) is off the harness's path.
-        for fd in (status_fd, *handed):
+        for fd in (status_fd, *inherited):
             os.close(fd)
         os.dup2(0, 1)
         os.dup2(0, 2)
@@ -174,7 +174,7 @@ def _grandchild(request: dict, status_fd: int, verdict_fd: int | None, gate_fd: 
     except BaseException as exc:  # noqa: BLE001
         _sandbox.report(status_fd, _describe(exc))
         os._exit(_sandbox.SANDBOX_FAILED)
-    if gate_fd is not None and not _gate_opened(gate_fd):
+    if gate_fd is not None and not _wait_for_gate(gate_fd):
         os._exit(GATE_CLOSED)
     if request["mode"] == "checks":
         _run_checks_here(request, env, status_fd, verdict_fd)
@@ -193,16 +193,16 @@ def _grandchild(request: dict, status_fd: int, verdict_fd: int | None, gate_fd: 
     os._exit(_sandbox.SANDBOX_FAILED)
 
 
-def _gate_opened(gate_fd: int) -> bool:
+def _wait_for_gate(gate_fd: int) -> bool:
     """Wait for the harness: "g" is go; EOF (the harness closed the gate) is not."""
     while True:
         try:
-            said = os.read(gate_fd, 1)
+            answer = os.read(gate_fd, 1)
             break
         except InterruptedError:
             continue
     os.close(gate_fd)
-    return said == b"g"
+    return answer == b"g"
 
 
 def _run_checks_here(request: dict, env: dict, status_fd: int, verdict_fd: int) -> None:

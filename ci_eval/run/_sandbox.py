@@ -220,7 +220,7 @@ class _Cover:
             os.close(self.fd)
 
 
-def _opened(path: str, held: int | None) -> int:
+def _open_path(path: str, held: int | None) -> int:
     """An O_PATH descriptor of path; with `held`, only if path is still that folder."""
     if held is None:
         return os.open(path, os.O_PATH | os.O_CLOEXEC)
@@ -263,7 +263,7 @@ def isolate(options: dict, held: dict[str, int] | None = None, cwd: str | None =
     cwd = cwd or os.getcwd()
     private, tmpfs, hide = options["--private"], options["--tmpfs"], options["--hide"]
     binds = [(path, os.open(path, os.O_PATH | os.O_CLOEXEC), False) for path in options["--keep"]]
-    binds += [(path, _opened(path, (held or {}).get(path)), True)
+    binds += [(path, _open_path(path, (held or {}).get(path)), True)
               for path in options["--writable"]]
     env = {}
     home = options["--home"][-1] if options["--home"] else None

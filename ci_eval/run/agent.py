@@ -29,7 +29,7 @@ from ci_eval.output import (
     masked,
     read_capped,
 )
-from ci_eval.results.records import number_problem
+from ci_eval.results.records import USAGE_FIELDS, number_problem
 from ci_eval.run import isolation as isolation_mod
 from ci_eval.run import launcher
 from ci_eval.run.api_proxy import ApiProxy, allowed_hosts, proxy_env, relay_argv
@@ -42,7 +42,6 @@ from ci_eval.run.workspace import WorkspaceError, apply_output
 from ci_eval.tasks.model import Task, archive_dir, tasks_dir
 from ci_eval.tasks.upstream import pin_of
 
-USAGE_FIELDS = ("tokens", "input_tokens", "output_tokens", "cost_usd")
 USAGE_CAP_BYTES = 64 * 1024
 OUTPUT_CAP_BYTES = 1024 * 1024  # of the agent's output kept for reading usage and the log
 OUTPUT_FILE_CAP_BYTES = 16 * 1024 * 1024  # a preset's output file (a trajectory)
@@ -301,12 +300,12 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
                             f"{mask(infra.reason)}", retryable=infra.kind in RETRYABLE_INFRA,
                             backoff=infra.kind in RETRYABLE_INFRA, **done)
     if result.timed_out:
-        return AgentOutcome(AgentKind.TIMEOUT, reason=_joined(
+        return AgentOutcome(AgentKind.TIMEOUT, reason=joined(
             f"agent ran out of time ({timeout:g}s)", note), **done)
     reason = note
     if result.exit_code != 0:
         last = output.strip().splitlines()[-1:] or [""]
-        reason = _joined(f"agent exited {result.exit_code}" + (f" ({last[0][:200]})" if last[0]
+        reason = joined(f"agent exited {result.exit_code}" + (f" ({last[0][:200]})" if last[0]
                                                                else ""), note)
     return AgentOutcome(AgentKind.DONE, reason=reason, **done)
 
@@ -335,8 +334,9 @@ def _read_preset(preset, agent, output, result, paths, pricing):
     report = cost_from_pricing(report, agent.model, pricing or {})
     outcome = {k: v for k, v in list(report.outcome.items())[:20]
                if isinstance(v, (str, int, float, bool)) or v is None}
-    return report.usage(), outcome, _joined(*notes, report.note), report.infra_error
+    return report.usage(), outcome, joined(*notes, report.note), report.infra_error
 
 
-def _joined(*parts: str) -> str:
+def joined(*parts: str) -> str:
+    """The non-empty parts, "; "-separated (a run's reason from its notes)."""
     return "; ".join(p for p in parts if p)

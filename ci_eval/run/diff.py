@@ -70,10 +70,6 @@ class WorkspaceDiff:
     unverified: list[str] = field(default_factory=list)  # may have changed: not compared
     unlisted: str = ""  # why the list of changed paths is not complete ("" when it is)
 
-    @property
-    def lines_changed(self) -> int:
-        return sum(f.added + f.removed for f in self.files)
-
 
 @dataclass(frozen=True)
 class _Entry:

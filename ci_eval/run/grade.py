@@ -36,10 +36,6 @@ class TaskGrading:
     tests: TestIds | None  # the declared tests, from metadata.json or rubric.yaml
     rubric: Rubric | None  # None: the task has no rubric.yaml
 
-    @property
-    def active(self) -> bool:
-        return self.tests is not None or self.rubric is not None
-
 
 _cache: dict[tuple, TaskGrading] = {}
 _cache_lock = threading.Lock()

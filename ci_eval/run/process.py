@@ -134,9 +134,9 @@ def run_process(
 def start_process(argv: list[str], *, cwd: Path, env: dict, tail_cap: int = TAIL_CAP_BYTES,
                   pipes: tuple["Pipe", ...] = (),
                   launch: tuple[Launcher, Request] | None = None,
-                  handed: tuple[int, ...] = (), deferred: bool = False) -> "Running | ProcessResult":
+                  extra_fds: tuple[int, ...] = (), deferred: bool = False) -> "Running | ProcessResult":
     """run_process's start: the command runs and its output is read; follow() waits for it.
-    `handed` (launch only): more descriptors passed after the pipes' write ends (a gate's read
+    `extra_fds` (launch only): more descriptors passed after the pipes' write ends (a gate's read
     end, held folders), closed here once the command started. A ProcessResult: it never
     started (launch_error). deferred (launch only): return as soon as the request is sent;
     follow() waits for the launcher's answer (a sandbox built while the harness works on)."""
@@ -161,9 +161,9 @@ def start_process(argv: list[str], *, cwd: Path, env: dict, tail_cap: int = TAIL
         read_fd, write_fd = os.pipe()
         try:
             proc = launch[0].start(launch[1], env=env, cwd=cwd, wait=not deferred,
-                                   fds=[write_fd, *(pipe.write_fd for pipe in pipes), *handed])
+                                   fds=[write_fd, *(pipe.write_fd for pipe in pipes), *extra_fds])
         finally:
-            for fd in (write_fd, *handed):
+            for fd in (write_fd, *extra_fds):
                 os.close(fd)
             for pipe in pipes:
                 pipe.close_write()

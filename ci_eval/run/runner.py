@@ -29,10 +29,10 @@ from ci_eval.agents.budget import Budget
 from ci_eval.agents.config import AgentConfig
 from ci_eval.output import mask, write_atomic
 from ci_eval.results import store as results_mod
-from ci_eval.results.records import bound_usage
+from ci_eval.results.records import USAGE_FIELDS, RunStatus, bound_usage
 from ci_eval.results.summary import count_runs
 from ci_eval.run import cancellation
-from ci_eval.run.agent import AgentKind, RunPaths
+from ci_eval.run.agent import AgentKind, RunPaths, joined
 from ci_eval.run.budget import RunBudget
 from ci_eval.run.diff import workspace_diff
 from ci_eval.run.grade import with_rubric
@@ -127,10 +127,10 @@ def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> Attem
         record.update(outcome.usage or {})
         log = outcome.output
 
-        def done(status: str, reason: str, retryable: bool = False, backoff: bool = False):
+        def done(status: RunStatus, reason: str, retryable: bool = False, backoff: bool = False):
             if status != "pass" and log.strip():
                 tail = " | ".join(line.strip() for line in log.strip().splitlines()[-3:])
-                reason = _joined([reason, f"agent output: …{mask(tail[-300:], cut_start=True)}"])
+                reason = joined(reason, f"agent output: …{mask(tail[-300:], cut_start=True)}")
             return Attempt(_finish(record, status, reason, started), retryable, backoff, log)
 
         if outcome.kind is AgentKind.INFRA:
@@ -142,12 +142,12 @@ def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> Attem
         record["diff"], record["diff_truncated"] = diff.text, diff.truncated
         notes = [outcome.reason, *diff.notes]
         if outcome.kind is AgentKind.TIMEOUT:
-            return done("timeout", _joined(notes))
+            return done("timeout", joined(*notes))
         checks = _checks_with_retries(task, paths, ctx, prepared)
         cancellation.raise_if_cancelled()
         record["checks_seconds"] = round(checks.seconds, 3)
         status, reason = with_rubric(task, checks, diff, record)
-        return done(status, _joined([*notes, reason]), checks.retryable)
+        return done(status, joined(*notes, reason), checks.retryable)
     finally:
         if prepared is not None:
             prepared.abort()  # the run ended before its checks: nothing is run
@@ -215,26 +215,17 @@ def _folder_identity(path: Path) -> tuple[int, int, bool]:
     return info.st_dev, info.st_ino, stat.S_ISDIR(info.st_mode)
 
 
-def _joined(reasons) -> str:
-    return "; ".join(r for r in reasons if r)
-
-
-def _finish(record: dict, status: str, reason: str, started: float) -> dict:
+def _finish(record: dict, status: RunStatus, reason: str, started: float) -> dict:
     record.update(status=status, passed=status == "pass", reason=reason,
                   wall_seconds=round(time.monotonic() - started, 3), timestamp=_now())
     return record
-
-
-# Summed over a run's attempts: every attempt's tokens were sent and paid for.
-COST_FIELDS = ("tokens", "input_tokens", "output_tokens", "cached_input_tokens",
-               "cache_write_tokens", "cost_usd")
 
 
 def run_one(task: Task, run_no: int, ctx: RunContext) -> dict | None:
     """A run with bounded retries of infrastructure errors; the final record, with the usage of
     every attempt summed (what the earlier ones cost in `retried_cost_usd`) and the delays waited
     between them. None when the budget let no attempt start (nothing is recorded)."""
-    earlier_errors, delays, spent = [], [], {name: None for name in COST_FIELDS}
+    earlier_errors, delays, spent = [], [], {name: None for name in USAGE_FIELDS}
     for attempt in range(1, ctx.max_attempts + 1):
         if ctx.budget.try_start() is not None:
             if attempt == 1:
@@ -248,7 +239,7 @@ def run_one(task: Task, run_no: int, ctx: RunContext) -> dict | None:
                 or attempt == ctx.max_attempts)
         if not last:
             earlier_errors.append(record["reason"])
-            spent = {name: _add(spent[name], record.get(name)) for name in COST_FIELDS}
+            spent = {name: _add(spent[name], record.get(name)) for name in USAGE_FIELDS}
             if tried.backoff:
                 delays.append(round(backoff_delay(attempt, ctx.rng, base=ctx.backoff_base), 3))
                 if cancellation.sleep(delays[-1]):
@@ -260,12 +251,12 @@ def run_one(task: Task, run_no: int, ctx: RunContext) -> dict | None:
         record["retry_delays_seconds"] = delays
     if spent["cost_usd"] is not None:
         record["retried_cost_usd"] = round(spent["cost_usd"], 8)
-    for name in COST_FIELDS:
+    for name in USAGE_FIELDS:
         if spent[name] is not None:
             record[name] = _add(record.get(name), spent[name])
     dropped = bound_usage(record)
     if dropped:
-        record["reason"] = _joined([record.get("reason", ""), *dropped])
+        record["reason"] = joined(record.get("reason", ""), *dropped)
     return record
 
 

@@ -147,10 +147,10 @@ class ChecksRun:
             runs_base=runs_base, hide=hide, home=env.get("HOME") if host_home else None,
             held=held is not None)
         cwd = Path(workspace).resolve()
-        handed: tuple[int, ...] = ()
+        extra_fds: tuple[int, ...] = ()
         if request is not None and request.gated:
             gate_read, self.gate = os.pipe()
-            handed = (gate_read, os.dup(held))
+            extra_fds = (gate_read, os.dup(held))
         if request is None:
             argv = isolation_mod.unsandboxed_checks_argv(isolation, [
                 sys.executable, "-I", "-S", str(RUN_CHECKS), str(self.verdict.write_fd),
@@ -159,8 +159,8 @@ class ChecksRun:
         else:  # status first, then verdict: the order the launcher hands them on
             self.running = start_process([], cwd=cwd, env=env,
                                          pipes=(self.status, self.verdict),
-                                         launch=(launcher.CHECKS, request), handed=handed,
-                                         deferred=bool(handed))
+                                         launch=(launcher.CHECKS, request), extra_fds=extra_fds,
+                                         deferred=bool(extra_fds))
 
     def outcome(self) -> CheckOutcome:
         if self.early is not None:
@@ -174,10 +174,10 @@ class ChecksRun:
             else:
                 self.running.started = time.monotonic()
                 result = self.running.follow(self.task.checks_timeout)
-            said, failure = self.verdict.read(), self.status.read() or result.launch_error
+            verdict, failure = self.verdict.read(), self.status.read() or result.launch_error
         finally:
             self._close()
-        return judged(self.task, self.reports, result, said, failure)
+        return checks_outcome(self.task, self.reports, result, verdict, failure)
 
     def abort(self) -> None:
         """End the waiting sandbox with nothing run: the run needs no checks."""
@@ -210,9 +210,9 @@ def _open(gate: int) -> None:
         os.close(gate)
 
 
-def judged(task: Task, reports: Path, result: ProcessResult, said: str,
-            sandbox_failure: str) -> CheckOutcome:
-    """The outcome of a checks process that ended as `result`, having said `said`."""
+def checks_outcome(task: Task, reports: Path, result: ProcessResult, verdict: str,
+                   sandbox_failure: str) -> CheckOutcome:
+    """The outcome of a checks process that ended as `result`, having written `verdict`."""
     if sandbox_failure:
         return CheckOutcome(CheckKind.INFRA, f"checks sandbox: {sandbox_failure}", result.seconds,
                             retryable=True)
@@ -228,14 +228,14 @@ def judged(task: Task, reports: Path, result: ProcessResult, said: str,
         return outcome(CheckKind.TIMEOUT, f"checks timed out after {task.checks_timeout:g}s"
                        + (f": {reason}" if reason else ""))
     expected = {0: "pass", 1: "fail"}.get(result.exit_code, "crash")
-    if said != expected:
+    if verdict != expected:
         how = (f"killed by signal {-result.exit_code}" if result.exit_code is not None
                and result.exit_code < 0 else f"exit {result.exit_code}")
         return outcome(CheckKind.NO_VERDICT, f"checks ended without a verdict ({how}"
-                       + (f", said {said!r}" if said else "") + ")" + (f": {reason}" if reason else ""))
-    if said == "pass":
+                       + (f", said {verdict!r}" if verdict else "") + ")" + (f": {reason}" if reason else ""))
+    if verdict == "pass":
         return outcome(CheckKind.PASS, reason or "checks passed")
-    if said == "fail":
+    if verdict == "fail":
         return outcome(CheckKind.FAIL, reason or "checks failed (no reason given)")
     return outcome(CheckKind.CRASH, f"checks crashed: {reason}" if reason else "checks crashed")
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from ci_eval.results.stats import Distribution, log_shift, rank_test_greater
 from ci_eval.verdict.rules import AXES, AXIS_UNITS, AxisRule
@@ -34,11 +35,13 @@ from ci_eval.verdict.rules import AXES, AXIS_UNITS, AxisRule
 # of N tasks: at most 3 x N x ALPHA.
 ALPHA = 0.0003
 
+AxisStatus = Literal["regressed", "improved", "unchanged", "unknown"]
+
 
 @dataclass(frozen=True)
 class AxisVerdict:
     axis: str  # "cost" | "tokens" | "wall"
-    status: str  # "regressed" | "improved" | "unchanged" | "unknown"
+    status: AxisStatus
     rule: AxisRule
     baseline: Distribution | None = None
     current: Distribution | None = None
@@ -95,7 +98,7 @@ def axis_status(axis: str, rule: AxisRule, baseline: Distribution | None,
                            why_unknown=f"{axis}: {baseline.n} + {current.n} values, too few")
     ratio = log_shift(baseline, current)
     u, p = rank_test_greater(baseline, current)
-    status = "unchanged"
+    status: AxisStatus = "unchanged"
     if ratio > rule.ratio and p < ALPHA:
         status = "regressed"
     elif ratio * rule.ratio < 1:

@@ -25,7 +25,7 @@ from ci_eval.run.docker.containers import ContainerSpec, Mount, run_argv
 from ci_eval.run.docker.images import Image, ImageCache, ImageError, default_log_dir
 from ci_eval.run.docker.settings import docker_settings
 from ci_eval.run.process import ProcessResult
-from ci_eval.run.scoring import REPORTS, CheckKind, CheckOutcome, judged
+from ci_eval.run.scoring import REPORTS, CheckKind, CheckOutcome, checks_outcome
 from ci_eval.run.workspace import WorkspaceError, apply_patch
 from ci_eval.tasks.model import PATCH_SUFFIXES, Task
 
@@ -193,8 +193,8 @@ class DockerRunner:
             return early
         result = ProcessResult(finished.exit_code, finished.timed_out, finished.seconds,
                                finished.stderr.decode(errors="replace")[-4096:])
-        said = finished.stdout.decode(errors="replace").strip()[:16]
-        return judged(task, reports, result, said, "")
+        verdict = finished.stdout.decode(errors="replace").strip()[:16]
+        return checks_outcome(task, reports, result, verdict, "")
 
     def mount_point(self, task: Task) -> str:
         return docker_settings(task).mount_point(self.image(task).workdir)
