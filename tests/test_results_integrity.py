@@ -80,6 +80,40 @@ def test_results_of_two_agents_in_one_folder_are_bad_input(tmp_path):
     assert_bad_input(cli("report", cwd=repo), "task-002-other.jsonl:1", "mix agents")
 
 
+def test_results_of_a_removed_task_are_refused_by_run_and_removed_by_fresh(tmp_path):
+    """Issue #21 item 13: a leftover results file of a task tasks/ no longer holds (here of
+    another agent) was accepted by run, then report and compare refused the folder."""
+    repo = tmp_path / "repo"
+    write_task(repo)
+    (repo / "results").mkdir(parents=True)
+    gone = repo / "results" / "task-007-removed.jsonl"
+    gone.write_text(json.dumps({**_record(1, agent="reference"), "task": "task-007-removed"})
+                    + "\n")
+    assert_bad_input(cli("run", "-k", "1", "--agent", "noop", cwd=repo),
+                     "task-007-removed.jsonl", "which tasks/ no longer holds", "--fresh")
+    assert gone.exists()  # refused: nothing changed, nothing run
+    assert not (repo / "results" / "task-001-greet.jsonl").exists()
+    fresh = cli("run", "-k", "1", "--fresh", "--agent", "noop", cwd=repo)
+    assert fresh.returncode == 0, fresh.stderr
+    assert not gone.exists()
+    assert f"removed {gone}: its task is no longer in tasks/" in fresh.stderr
+    report = cli("report", cwd=repo)
+    assert report.returncode == 0 and "task-001-greet" in report.stdout  # read, not refused
+
+
+def test_run_refuses_a_folder_holding_another_agent_s_runs_of_other_tasks(tmp_path):
+    repo = tmp_path / "repo"
+    write_task(repo)
+    write_task(repo, "task-002-other")
+    first = cli("run", "-k", "1", "--agent", "reference", "task-002", cwd=repo)
+    assert first.returncode == 0, first.stderr
+    assert_bad_input(cli("run", "-k", "1", "--agent", "noop", "task-001", cwd=repo),
+                     "task-002-other.jsonl", "holds runs of agent 'reference'", "another --out")
+    assert not (repo / "results" / "task-001-greet.jsonl").exists()
+    same_agent = cli("run", "-k", "1", "--agent", "reference", "task-001", cwd=repo)
+    assert same_agent.returncode == 0, same_agent.stderr  # one agent's runs of more tasks: fine
+
+
 def test_out_folders_that_would_pool_or_clobber_are_refused(tmp_path):
     repo = tmp_path / "repo"
     write_task(repo)

@@ -100,6 +100,7 @@ def run(args) -> int:
     from ci_eval.results import setup_problem
     from ci_eval.results import store as results
     from ci_eval.tasks.load import load_tasks
+    from ci_eval.tasks.model import task_folders
     from ci_eval.verdict.confirmation import parse_stages
 
     stages = None
@@ -145,7 +146,8 @@ def run(args) -> int:
         more_runs = _confirmation_hook(args.confirm_against, stages, root, config.gate)
     ensure_dir(out_dir, field="--out")
     with results.results_lock(out_dir):
-        resumed = _take_over(args, tasks, out_dir, agent.identity)
+        all_task_ids = {folder.name for folder in task_folders(root)}
+        resumed = _take_over(args, tasks, all_task_ids, out_dir, agent.identity)
         return _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed)
 
 
@@ -203,14 +205,27 @@ def _results_dir(root, given: str):
     return out_dir
 
 
-def _take_over(args, tasks, out_dir, agent_identity: str) -> dict:
+def _take_over(args, tasks, all_task_ids: set[str], out_dir, agent_identity: str) -> dict:
     """Check what out_dir already holds for these tasks against --resume / --fresh, then (every
     refusal behind us) discard or repair it. Returns the results files being resumed."""
+    import sys
+
     from ci_eval.errors import UserError
     from ci_eval.results import store as results
-    from ci_eval.run.resume import check_resumable, read_recorded
+    from ci_eval.run.resume import check_resumable, leftover_results, read_recorded
 
     existing = [t.id for t in tasks if results.results_path(out_dir, t.id).exists()]
+    removed, foreign = leftover_results(out_dir, {t.id for t in tasks}, all_task_ids,
+                                        agent_identity)
+    if foreign:
+        path, agent = foreign[0]
+        raise UserError(f"holds runs of agent {agent!r}, this run uses {agent_identity!r}; a "
+                        "results folder holds one agent's runs (report and compare would refuse "
+                        "it): use another --out, or remove the file", path=path, field="--out")
+    if removed and not args.fresh:
+        raise UserError(f"results of {removed[0].stem}, which tasks/ no longer holds (report and "
+                        "compare would count them): --fresh removes them, or remove the file",
+                        path=removed[0], field="--out")
     resumed = {}
     if existing and args.resume:
         resumed = read_recorded(tasks, out_dir, allow_torn_tail=True)
@@ -221,6 +236,9 @@ def _take_over(args, tasks, out_dir, agent_identity: str) -> dict:
     if args.fresh:
         for task_id in existing:
             results.results_path(out_dir, task_id).unlink()
+        for path in removed:
+            path.unlink()
+            print(f"ci-eval: removed {path}: its task is no longer in tasks/", file=sys.stderr)
     for found in resumed.values():
         results.drop_torn_tail(found)
     return resumed

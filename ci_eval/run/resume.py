@@ -42,3 +42,25 @@ def check_resumable(tasks: list[Task], recorded: dict[str, results_mod.ResultsFi
                     f"run {record['run']} was recorded with another prompt.md "
                     f"({short_hash(other[0])}, now {short_hash(task.prompt_hash)}); --resume would mix "
                     "them (use --fresh or another --out)", path=path, field="prompt_hash")
+
+
+def leftover_results(out_dir: Path, running: set[str], task_ids: set[str],
+                     agent: str) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The results files in out_dir of tasks this invocation does not run: (those of tasks that
+    tasks/ no longer holds, those (with their agent) of another agent than this run's). Either
+    would make `report` and `compare` refuse the folder later ("results mix agents"), so `run`
+    settles them before the first run."""
+    removed, foreign = [], []
+    if not out_dir.is_dir():
+        return removed, foreign
+    for path in sorted(out_dir.glob("*.jsonl")):
+        task = path.name[: -len(".jsonl")]
+        if task in running or path.is_symlink() or not path.is_file():
+            continue
+        if task not in task_ids:
+            removed.append(path)
+            continue
+        records = results_mod.read_file(path, allow_torn_tail=True).records
+        if records and records[0]["agent"] != agent:
+            foreign.append((path, records[0]["agent"]))
+    return removed, foreign
