@@ -133,7 +133,7 @@ with open("greet.txt", "w") as fh:
 '''
 
 
-@pytest.mark.skipif(isolation.detect().agent_prefix is None, reason="no mount namespace here")
+@pytest.mark.skipif(not isolation.detect().agent_sandboxed, reason="no mount namespace here")
 def test_agent_searching_for_checks_and_solutions_finds_nothing(tmp_path):
     root = tmp_path / "repo"
     name = f"task-001-secret-{os.getpid()}-{time.time_ns() % 10**6}"

@@ -19,7 +19,7 @@ from harness_helpers import cli, live_pids_with, read_lines, write_task
 
 from ci_eval.run import isolation
 
-SANDBOXED = isolation.detect().agent_prefix is not None
+SANDBOXED = isolation.detect().agent_sandboxed
 needs_sandbox = pytest.mark.skipif(not SANDBOXED, reason="no agent sandbox on this machine")
 
 

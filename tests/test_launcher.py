@@ -18,7 +18,7 @@ from harness_helpers import task_with_workspace
 from ci_eval.run import isolation, launcher
 from ci_eval.run.process import Pipe, run_process
 
-SANDBOXED = isolation.detect().agent_prefix is not None
+SANDBOXED = isolation.detect().agent_sandboxed
 pytestmark = pytest.mark.skipif(not SANDBOXED, reason="no agent sandbox on this machine")
 
 
@@ -88,7 +88,7 @@ def test_sandboxed_commands_have_no_capabilities_and_see_hidden_folders_empty(ru
                                       runs_base=run_dir.parent, run_dir=run_dir,
                                       hide=tuple(hidden))
     command = [sys.executable, "-c", probe, *map(str, hidden)]
-    request = launcher.Request(tuple(command), request.options, request.user, request.net)
+    request = launcher.Request(tuple(command), request.view, request.user, request.net)
     with Pipe() as status:
         result = run_process(command, cwd=run_dir / "ws", env={"PATH": os.defpath}, timeout=30,
                              pipes=(status,), launch=(launcher.AGENTS, request))
@@ -180,7 +180,7 @@ def test_checks_get_exit_and_quit_and_the_same_path_with_and_without_the_sandbox
               "quit if False else exit(0)\n")
     task, workspace, runs = task_with_workspace(tmp_path, checks)
     task_dir = task.path
-    where = isolation.detect() if sandboxed else isolation.Isolation(None, None, None)
+    where = isolation.detect() if sandboxed else isolation.UNISOLATED
     outcome = run_checks(task, workspace, where, checks_dir=runs / "run.checks", runs_base=runs)
     assert outcome.kind.value == "pass", outcome
     seen = json.loads((workspace / "seen.json").read_text())

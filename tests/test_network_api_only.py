@@ -17,7 +17,7 @@ from harness_helpers import read_lines
 from ci_eval.run import isolation
 from tests.test_upstream_tasks import upstream
 
-SANDBOXED = isolation.detect().agent_prefix is not None
+SANDBOXED = isolation.detect().agent_sandboxed
 
 AGENT = r"""
 import os, socket, subprocess, sys, urllib.request

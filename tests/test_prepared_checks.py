@@ -16,8 +16,7 @@ from harness_helpers import cli, read_lines, task_with_workspace, write_task
 from ci_eval.run import _sandbox, isolation, launcher
 from ci_eval.run.scoring import CheckKind, ChecksRun
 
-SANDBOXED = isolation.detect().checks_prefix is not None and \
-    isolation.detect().agent_prefix is not None
+SANDBOXED = isolation.detect().checks_sandboxed and isolation.detect().agent_sandboxed
 pytestmark = pytest.mark.skipif(not SANDBOXED, reason="no sandboxes on this machine")
 
 GREET = ("import sys\n"

@@ -1,19 +1,67 @@
-"""What the runs' recorded isolation labels mean for a reader: the notices every report and
-comment carries (never silent about a sandbox that was missing)."""
+"""What a run's `isolation` field records and what it means for a reader.
+
+A results line says how its run was fenced as a label: "agent-sandbox" or "agent-unisolated",
+then "checks-sandbox" (mount + PID + network namespace), "checks-offline" (only a network
+namespace) or "checks-online" (nothing), comma-separated. run/isolation.Isolation writes it from
+its `recorded` value; `parse_isolation` is the one reader (every label ever written has this
+form). The notices every report and comment carries come from the parsed values: never silent
+about a sandbox that was missing, nor about a label it cannot read.
+"""
 
 from __future__ import annotations
 
+import enum
+from dataclasses import dataclass
 
-def label_notices(labels: set[str]) -> tuple[str, ...]:
+AGENT_SANDBOX, AGENT_UNISOLATED = "agent-sandbox", "agent-unisolated"
+
+
+class ChecksIsolation(enum.Enum):
+    SANDBOX = "checks-sandbox"  # mount + PID + network namespace: the agent's fences and no network
+    OFFLINE = "checks-offline"  # only a network namespace
+    ONLINE = "checks-online"  # no namespace at all: network access
+
+
+@dataclass(frozen=True)
+class RecordedIsolation:
+    agent_sandboxed: bool
+    checks: ChecksIsolation
+
+    @property
+    def label(self) -> str:
+        return f"{AGENT_SANDBOX if self.agent_sandboxed else AGENT_UNISOLATED},{self.checks.value}"
+
+
+def parse_isolation(label: object) -> RecordedIsolation | None:
+    """The value a label stands for; None for anything that is not one."""
+    if not isinstance(label, str):
+        return None
+    agent, _, checks = label.partition(",")
+    if agent not in (AGENT_SANDBOX, AGENT_UNISOLATED):
+        return None
+    try:
+        return RecordedIsolation(agent == AGENT_SANDBOX, ChecksIsolation(checks))
+    except ValueError:
+        return None
+
+
+def label_notices(labels: set) -> tuple[str, ...]:
     """The notices for the distinct `isolation` labels of the runs."""
+    parsed = {label: parse_isolation(label) for label in labels}
+    known = [value for value in parsed.values() if value is not None]
     notices = []
-    if any("agent-unisolated" in label for label in labels):
+    if any(not value.agent_sandboxed for value in known):
         notices.append("agents ran without a sandbox: solutions were readable by the agent")
-    if any("checks-offline" in label or "checks-online" in label for label in labels):
+    if any(value.checks is not ChecksIsolation.SANDBOX for value in known):
         notices.append("checks ran without a sandbox: agent code they ran could read the "
                        "harness's files and environment")
-    if any("checks-online" in label for label in labels):
+    if any(value.checks is ChecksIsolation.ONLINE for value in known):
         notices.append("checks ran with network access")
+    unknown = sorted(label for label, value in parsed.items() if value is None)
+    if unknown:
+        shown = ", ".join(repr(str(label)[:60]) for label in unknown[:3])
+        notices.append(f"runs recorded an isolation this version cannot read ({shown}): they "
+                       "may have run without a sandbox")
     return tuple(notices)
 
 

@@ -3,7 +3,7 @@
 Started by ci_eval/run/launcher.py as `python -I -S -c BOOT SOCKET_FD CONFIG` (CONFIG: where
 ci_eval is, which modules to import up front). It takes requests on the socket, one at a time:
 
-  request  {"mode": "exec" | "checks", "argv", "env", "cwd", "sandbox": [_sandbox.py options],
+  request  {"mode": "exec" | "checks", "argv", "env", "cwd", "sandbox": _sandbox.View as JSON,
            "user": bool, "net": bool, "sys_path", "checks", "gated": bool, "held": [paths]},
            with the file descriptors [result, output, status] (+ [verdict] for checks, + [gate]
            when gated, + one per held path) passed alongside (SCM_RIGHTS)
@@ -169,8 +169,8 @@ def _grandchild(request: dict, status_fd: int, verdict_fd: int | None, gate_fd: 
             _sandbox.loopback_up()  # while this process still has CAP_NET_ADMIN in the netns
         if not held:  # else the cwd is entered in the view only, where it is the held folder
             os.chdir(request["cwd"])
-        options, _ = _sandbox.parse(request["sandbox"])
-        env = {**request["env"], **_sandbox.isolate(options, held, cwd=request["cwd"])}
+        view = _sandbox.View.from_json(request["sandbox"])
+        env = {**request["env"], **_sandbox.isolate(view, held, cwd=request["cwd"])}
     except BaseException as exc:  # noqa: BLE001
         _sandbox.report(status_fd, _describe(exc))
         os._exit(_sandbox.SANDBOX_FAILED)

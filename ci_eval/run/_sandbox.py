@@ -26,7 +26,9 @@ no_new_privs set, so the agent (even as root) cannot remount or unmount anything
 underneath or to write past the fence.
 
 The same functions run inside the sandbox launcher (_launcher.py), which forks each sandboxed
-command instead of starting this script: `isolate` is the whole view in both.
+command instead of starting this script: `isolate` builds a `View` in both. The harness builds the
+View (isolation.py) and sends it to the launcher as JSON (View.to_json / View.from_json); the
+options above are the same View for this program run by hand (View.from_argv).
 
 Why a status pipe and not an exit code: the command's own exit code and output are the agent's,
 and an agent that exits 125 printing "ci-eval sandbox: ..." must not pass for a sandbox failure.
@@ -39,6 +41,7 @@ import os
 import socket
 import struct
 import sys
+from dataclasses import asdict, dataclass, fields
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC = 32, 4096, 16384
@@ -245,29 +248,71 @@ def _bind(fd: int, path: str, writable: bool) -> None:
         _set_readonly(path, False)
 
 
-def parse(argv: list[str]) -> tuple[dict, list[str]]:
-    options = {"--private": [], "--tmpfs": [], "--home": [], "--scratch": [], "--hide": [],
-               "--keep": [], "--writable": [], "--mask": [], "--status-fd": []}
-    while argv and argv[0] != "--":
-        flag, value, argv = argv[0], argv[1], argv[2:]
-        options[flag].append(value)
-    return options, argv[1:]
+@dataclass(frozen=True)
+class View:
+    """What a sandbox shows (the options of this program, see the module's docstring)."""
+
+    private: tuple[str, ...] = ()
+    tmpfs: tuple[str, ...] = ()
+    hide: tuple[str, ...] = ()
+    keep: tuple[str, ...] = ()
+    writable: tuple[str, ...] = ()
+    mask: tuple[str, ...] = ()
+    home: str | None = None
+    scratch: str | None = None
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "View":
+        """The View to_json gave (the launcher's request); TypeError/ValueError on anything else."""
+        if not isinstance(data, dict) or set(data) != {f.name for f in fields(cls)}:
+            shown = sorted(data) if isinstance(data, dict) else data
+            raise ValueError(f"not a sandbox view: {shown!r}")
+        values = {}
+        for name, value in data.items():
+            if name in ("home", "scratch"):
+                if value is not None and not isinstance(value, str):
+                    raise ValueError(f"sandbox view: {name} is not a path")
+                values[name] = value
+            elif isinstance(value, list) and all(isinstance(path, str) for path in value):
+                values[name] = tuple(value)
+            else:
+                raise ValueError(f"sandbox view: {name} is not a list of paths")
+        return cls(**values)
+
+    @classmethod
+    def from_argv(cls, argv: list[str]) -> "tuple[View, int | None, list[str]]":
+        """(the view, --status-fd, the command after --) of this program's command line."""
+        lists = {name: [] for name in ("private", "tmpfs", "hide", "keep", "writable", "mask")}
+        single: dict = {"home": None, "scratch": None, "status-fd": None}
+        while argv and argv[0] != "--":
+            flag, value, argv = argv[0], argv[1], argv[2:]
+            name = flag.removeprefix("--")
+            if name in lists:
+                lists[name].append(value)
+            elif name in single:
+                single[name] = value
+            else:
+                raise SystemExit(f"ci-eval sandbox: unknown option {flag}")
+        status_fd = single.pop("status-fd")
+        view = cls(**{name: tuple(paths) for name, paths in lists.items()}, **single)
+        return view, None if status_fd is None else int(status_fd), argv[1:]
 
 
-def isolate(options: dict, held: dict[str, int] | None = None, cwd: str | None = None) -> dict:
+def isolate(view: View, held: dict[str, int] | None = None, cwd: str | None = None) -> dict:
     """Build the view; returns environment changes for the agent (HOME, when it moved). A
-    `--writable` path in `held` must still be the folder of that descriptor (opened by the
+    writable path in `held` must still be the folder of that descriptor (opened by the
     harness before the agent could swap the path for a link; a mount cannot be bound from
     another mount namespace's descriptor, so it is compared, not bound); `cwd`: where to be in
     the view (default: the current folder)."""
     cwd = cwd or os.getcwd()
-    private, tmpfs, hide = options["--private"], options["--tmpfs"], options["--hide"]
-    binds = [(path, os.open(path, os.O_PATH | os.O_CLOEXEC), False) for path in options["--keep"]]
-    binds += [(path, _open_path(path, (held or {}).get(path)), True)
-              for path in options["--writable"]]
+    private, tmpfs, hide = list(view.private), list(view.tmpfs), list(view.hide)
+    binds = [(path, os.open(path, os.O_PATH | os.O_CLOEXEC), False) for path in view.keep]
+    binds += [(path, _open_path(path, (held or {}).get(path)), True) for path in view.writable]
     env = {}
-    home = options["--home"][-1] if options["--home"] else None
-    scratch = options["--scratch"][-1] if options["--scratch"] else None
+    home, scratch = view.home, view.scratch
     overlays = []
     if home and scratch:  # first: its upper layer may be on a disk path a private path covers
         if home != "/" and not _under(home, private + tmpfs + hide):
@@ -296,7 +341,7 @@ def isolate(options: dict, held: dict[str, int] | None = None, cwd: str | None =
             cover.over(path, own=any(_under(bound, [path]) for bound in inside))
     for path, fd, writable in binds:
         _bind(fd, path, writable)
-    for path in options["--mask"]:
+    for path in view.mask:
         if os.path.isdir(path):
             cover.over(path)
     cover.seal()
@@ -356,12 +401,11 @@ def report(status_fd: int | None, message: str) -> None:
 
 
 def main() -> int:
-    options, command = parse(sys.argv[1:])
-    status_fd = int(options["--status-fd"][-1]) if options["--status-fd"] else None
+    view, status_fd, command = View.from_argv(sys.argv[1:])
     if status_fd is not None:
         os.set_inheritable(status_fd, False)  # closed by the exec below: never the agent's
     try:
-        os.environ.update(isolate(options))
+        os.environ.update(isolate(view))
     except OSError as exc:
         report(status_fd, str(exc))
         return SANDBOX_FAILED

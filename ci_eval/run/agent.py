@@ -250,7 +250,7 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
         return AgentOutcome(AgentKind.INFRA, 0.0, f"agent command not found: {exc.args[0]}",
                             retryable=False)
     # Without a PID namespace, processes that left the agent's group are found by environment.
-    sweep = None if isolation.agent_prefix else f"CI_EVAL_WORKSPACE={env['CI_EVAL_WORKSPACE']}"
+    sweep = None if isolation.agent_sandboxed else f"CI_EVAL_WORKSPACE={env['CI_EVAL_WORKSPACE']}"
     with Pipe() as status:
         sockets = engine.socket_folders()  # whoever reaches an engine socket is root here
         request = isolation_mod.agent_request(isolation, command, repo_root=repo_root,

@@ -1,8 +1,9 @@
 """What this platform can do to isolate agents and checks, and what the launcher is asked for it.
 
 Both sandboxes are made by the sandbox launcher (launcher.py), which forks each command into its
-namespaces; `agent_prefix` / `checks_prefix` are the unshare(1) flags that stand for them (and the
-prefix that runs _sandbox.py as a program, for tests and by hand).
+namespaces. What this platform allows is one typed value, `Isolation`: the launcher's requests,
+the one unshare(1) argv still run (checks with only a network namespace) and the label recorded
+on every run (results/notices.RecordedIsolation, read back by its one parser) all derive from it.
 
 Agent: a new mount + PID namespace in which every mount is read-only but the run's own
 folder (its HOME is a folder of it, run/home.py); /tmp is writable through an overlay whose
@@ -28,7 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import ci_eval
+from ci_eval.results.notices import ChecksIsolation, RecordedIsolation
 from ci_eval.run import launcher
+from ci_eval.run._sandbox import View
 from ci_eval.run.home import OWN_HOME
 from ci_eval.run.launcher import Request
 from ci_eval.run.process import Pipe, run_process
@@ -38,19 +41,25 @@ TEMP_PREFIX = "ci-eval-"
 
 @dataclass(frozen=True)
 class Isolation:
-    agent_prefix: tuple[str, ...] | None  # None: agents run unisolated
-    checks_prefix: tuple[str, ...] | None  # the checks' sandbox (mount + PID + network namespace)
-    checks_net_prefix: tuple[str, ...] | None = None  # fallback: only a network namespace
+    agent_sandboxed: bool  # False: agents run unisolated
+    checks: ChecksIsolation  # SANDBOX: mount + PID + network namespace; OFFLINE: only the last
+    user_namespace: bool = False  # not root: each namespace set is made in a user namespace
     notices: tuple[str, ...] = ()
 
     @property
+    def checks_sandboxed(self) -> bool:
+        return self.checks is ChecksIsolation.SANDBOX
+
+    @property
+    def recorded(self) -> RecordedIsolation:
+        return RecordedIsolation(self.agent_sandboxed, self.checks)
+
+    @property
     def label(self) -> str:
-        parts = ["agent-sandbox" if self.agent_prefix else "agent-unisolated"]
-        if self.checks_prefix:
-            parts.append("checks-sandbox")
-        else:
-            parts.append("checks-offline" if self.checks_net_prefix else "checks-online")
-        return ",".join(parts)
+        return self.recorded.label
+
+
+UNISOLATED = Isolation(False, ChecksIsolation.ONLINE)
 
 
 def _works(argv: list[str], cwd: Path | None = None) -> tuple[bool, str]:
@@ -62,13 +71,10 @@ def _works(argv: list[str], cwd: Path | None = None) -> tuple[bool, str]:
     return proc.returncode == 0, (lines[-1] if lines else f"exit {proc.returncode}")
 
 
-def _userns(flags: list[str]) -> list[str]:
-    """Root can unshare directly; others need a user namespace mapping them to root inside it."""
-    return ["unshare", *flags] if os.geteuid() == 0 else ["unshare", "--user", "--map-root-user", *flags]
-
-
-NAMESPACES = ("--mount", "--pid", "--fork", "--kill-child", "--mount-proc",
-              "--propagation", "private")
+def offline_prefix(user_namespace: bool) -> list[str]:
+    """unshare(1) with only a network namespace (root can unshare directly; others need a user
+    namespace mapping them to root inside it)."""
+    return ["unshare", *(["--user", "--map-root-user"] if user_namespace else []), "--net"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -76,38 +82,38 @@ def detect() -> Isolation:
     if os.environ.get("CI_EVAL_NO_ISOLATION") == "1":
         notice = ("isolation disabled by CI_EVAL_NO_ISOLATION=1: solutions were readable by "
                   "the agent; checks ran without a sandbox and with network access")
-        return Isolation(None, None, None, (notice,))
-    notices = []
-    agent = _probe(_userns(list(NAMESPACES)), notices, "agent sandbox",
+        return Isolation(False, ChecksIsolation.ONLINE, notices=(notice,))
+    notices: list[str] = []
+    user = os.geteuid() != 0
+    agent = _probe(user, False, notices, "agent sandbox",
                    "solutions were readable by the agent, and it could write outside its run "
                    "folder")
-    checks = _probe(_userns([*NAMESPACES, "--net"]), notices, "checks sandbox",
-                    "agent code run by the checks could read the harness's files")
-    net = None
-    if checks is None:
-        net = tuple(_userns(["--net"]))
-        if not _works([*net, "true"])[0]:
-            net = None
+    checks = ChecksIsolation.SANDBOX
+    if not _probe(user, True, notices, "checks sandbox",
+                  "agent code run by the checks could read the harness's files"):
+        checks = ChecksIsolation.OFFLINE
+        if not _works([*offline_prefix(user), "true"])[0]:
+            checks = ChecksIsolation.ONLINE
             notices.append("no network namespace here (unshare -n failed): checks ran with "
                            "network access")
-    return Isolation(agent, checks, net, tuple(notices))
+    return Isolation(agent, checks, user, tuple(notices))
 
 
-def _probe(prefix: list[str], notices: list[str], what: str, consequence: str):
-    """Run the real sandbox once on a probe folder, through the launcher the runs will use;
-    the prefix if it works, else None (and a notice)."""
+def _probe(user: bool, net: bool, notices: list[str], what: str, consequence: str) -> bool:
+    """Run the real sandbox once on a probe folder, through the launcher the runs will use
+    (mount + PID namespaces, and a user / a network namespace as asked): whether it works (if
+    not, a notice says so)."""
     probe_dir = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX + "probe-"))
     try:
         run = probe_dir / "run"
         (run / "reports").mkdir(parents=True)
         (probe_dir / "repo" / "solution").mkdir(parents=True)
         view = _view(probe_dir / "repo", probe_dir, (), home=None)
-        options = sandbox_options(
+        shown = sandbox_view(
             private=view.private, tmpfs=view.tmpfs, hide=view.hidden, keep=view.keep,
             writable=[run], mask=[probe_dir / "repo" / "solution"], home=view.home,
             scratch=run / SCRATCH)
-        user, net = _namespaces(prefix)
-        request = Request(("true",), tuple(options), user, net)
+        request = Request(("true",), shown, user, net)
         with Pipe() as status:
             result = run_process(["true"], cwd=run, env={"PATH": os.defpath}, timeout=20,
                                  pipes=(status,), launch=(launcher.AGENTS, request))
@@ -117,16 +123,9 @@ def _probe(prefix: list[str], notices: list[str], what: str, consequence: str):
     finally:
         release_scratch(probe_dir / "run")
         shutil.rmtree(probe_dir, ignore_errors=True)
-    if works:
-        return tuple(prefix)
-    notices.append(f"no {what} here ({why[:200]}): {consequence}")
-    return None
-
-
-def _namespaces(prefix) -> tuple[bool, bool]:
-    """(a user namespace, a network namespace): what the launcher unshares besides mount + PID,
-    read from the unshare(1) prefix that stands for them."""
-    return "--user" in prefix, "--net" in prefix
+    if not works:
+        notices.append(f"no {what} here ({why[:200]}): {consequence}")
+    return works
 
 
 # Writable in the sandbox, but through an overlay whose writes are discarded with the run (what
@@ -137,19 +136,15 @@ EMPTY_TMP = ("/var/tmp",)
 SCRATCH = "overlays"  # in the run folder: the overlays' upper layers (or a fresh HOME)
 
 
-def sandbox_options(*, private=(), tmpfs=(), hide=(), keep=(), writable=(), mask=(),
-                    home: str | None = None, scratch: Path | None = None) -> list[str]:
-    """The view as _sandbox.py options (see its docstring)."""
-    options = []
-    for flag, paths in (("--private", private), ("--tmpfs", tmpfs), ("--hide", hide),
-                        ("--keep", keep), ("--writable", writable), ("--mask", mask)):
-        for path in paths:
-            options += [flag, str(path)]
-    if scratch:
-        options += ["--scratch", str(scratch)]
-    if home:
-        options += ["--home", home]
-    return options
+def sandbox_view(*, private=(), tmpfs=(), hide=(), keep=(), writable=(), mask=(),
+                 home: str | None = None, scratch: Path | None = None) -> View:
+    """What _sandbox.isolate is to build (see _sandbox.py's docstring), paths as strings."""
+    def paths(values) -> tuple[str, ...]:
+        return tuple(str(path) for path in values)
+
+    return View(private=paths(private), tmpfs=paths(tmpfs), hide=paths(hide), keep=paths(keep),
+                writable=paths(writable), mask=paths(mask), home=home or None,
+                scratch=str(scratch) if scratch else None)
 
 
 def paths_to_hide(repo_root: Path, runs_base: Path, extra=()) -> list[str]:
@@ -294,14 +289,14 @@ def agent_request(isolation: Isolation, command: list[str], *, repo_root: Path,
     run folder, which holds its own HOME (see _view for the rest; `home`: the host's HOME
     instead, home: host). `keep`: paths bound back read-only inside what `hide` covers (the
     resolver's file under a hidden /run). None: agents run unisolated here."""
-    if isolation.agent_prefix is None:
+    if not isolation.agent_sandboxed:
         return None
     run_dir = Path(run_dir).resolve()
     view = _view(repo_root, runs_base, hide, home=home)
-    options = sandbox_options(private=view.private, tmpfs=view.tmpfs, hide=view.hidden,
-                              keep=[*view.keep, *keep], writable=[run_dir], home=view.home,
-                              scratch=run_dir / SCRATCH)
-    return Request(tuple(command), tuple(options), *_namespaces(isolation.agent_prefix))
+    shown = sandbox_view(private=view.private, tmpfs=view.tmpfs, hide=view.hidden,
+                         keep=[*view.keep, *keep], writable=[run_dir], home=view.home,
+                         scratch=run_dir / SCRATCH)
+    return Request(tuple(command), shown, user=isolation.user_namespace, net=False)
 
 
 SOCKET_FOLDERS = ("/run",)  # host unix sockets (docker, dbus): a read-only mount does not stop connect()
@@ -319,7 +314,7 @@ def checks_request(isolation: Isolation, checks_py: Path, *, task_dir: Path, wor
     bound only if it is still the folder of a descriptor handed along, and the sandbox waits
     on a gate (scoring.ChecksRun).
     None: no checks sandbox here (see unsandboxed_checks_argv)."""
-    if isolation.checks_prefix is None:
+    if not isolation.checks_sandboxed:
         return None
     checks_dir = Path(checks_dir).resolve()
     task_dir = Path(task_dir).resolve()
@@ -327,11 +322,11 @@ def checks_request(isolation: Isolation, checks_py: Path, *, task_dir: Path, wor
     keep = [*view.keep, task_dir, Path(ci_eval.__file__).resolve().parent]
     writable = [Path(workspace).resolve(), checks_dir / "reports"]
     writable += [] if home else [checks_dir / OWN_HOME]
-    options = sandbox_options(private=view.private, tmpfs=view.tmpfs, hide=view.hidden,
-                              keep=keep, writable=writable,
-                              mask=[task_dir / part for part in CHECKS_HIDDEN_PARTS],
-                              home=view.home, scratch=checks_dir / SCRATCH)
-    return Request((), tuple(options), *_namespaces(isolation.checks_prefix), mode="checks",
+    shown = sandbox_view(private=view.private, tmpfs=view.tmpfs, hide=view.hidden,
+                         keep=keep, writable=writable,
+                         mask=[task_dir / part for part in CHECKS_HIDDEN_PARTS],
+                         home=view.home, scratch=checks_dir / SCRATCH)
+    return Request((), shown, user=isolation.user_namespace, net=True, mode="checks",
                    checks=str(Path(checks_py).resolve()), sys_path=checks_sys_path(),
                    gated=held, held=(str(Path(workspace).resolve()),) if held else ())
 
@@ -356,7 +351,7 @@ def checks_reach(isolation: Isolation, repo_root: Path, *, hide=(),
                  host_home: bool = False) -> ChecksReach:
     """The checks' view (checks_request) of an invocation on repo_root; everything is reachable
     without a checks sandbox. A task's own folder is bound back too (hidden_by's also_kept)."""
-    if isolation.checks_prefix is None:
+    if not isolation.checks_sandboxed:
         return ChecksReach()
     home = os.environ.get("HOME") if host_home else None
     view = _view(repo_root, repo_root, hide, home=home, extra_hidden=SOCKET_FOLDERS)
@@ -372,7 +367,9 @@ def checks_sys_path() -> tuple[str, ...]:
 
 def unsandboxed_checks_argv(isolation: Isolation, command: list[str]) -> list[str]:
     """Without a checks sandbox: only a network namespace, if that works here."""
-    return [*(isolation.checks_net_prefix or ()), *command]
+    if isolation.checks is ChecksIsolation.OFFLINE:
+        return [*offline_prefix(isolation.user_namespace), *command]
+    return list(command)
 
 
 def release_scratch(run_dir: Path) -> None:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import ci_eval
+from ci_eval.run._sandbox import View
 
 BOOT = ("import json, sys\n"
         "config = json.loads(sys.argv[2])\n"
@@ -47,11 +48,11 @@ TITLE_ROOM = "ci-eval-sandbox-launcher" + " " * 1000
 @dataclass(frozen=True)
 class Request:
     """What to start: `argv` (mode exec) or `checks` (mode checks: that checks.py run in the
-    forked process, with `sys_path`), in the view the _sandbox.py `options` describe, in new
+    forked process, with `sys_path`), in `view` (what the sandbox shows), in new
     mount + PID namespaces, a user namespace (`user`) and a network namespace (`net`)."""
 
     argv: tuple[str, ...]
-    options: tuple[str, ...]
+    view: View
     user: bool
     net: bool
     mode: str = "exec"
@@ -149,7 +150,7 @@ class Launcher:
         return before the launcher's child said its pid; Launched.started() waits for it."""
         message = json.dumps({
             "mode": request.mode, "argv": list(request.argv), "env": env, "cwd": str(cwd),
-            "sandbox": list(request.options), "user": request.user, "net": request.net,
+            "sandbox": request.view.to_json(), "user": request.user, "net": request.net,
             "loopback": request.loopback,
             "checks": request.checks, "sys_path": list(request.sys_path),
             "gated": request.gated, "held": list(request.held),

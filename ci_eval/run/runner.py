@@ -163,7 +163,7 @@ def _prepare_checks(task: Task, paths: RunPaths, ctx: RunContext) -> ChecksRun |
     """The checks' sandbox, built while the agent runs, when both are sandboxed (the agent, in
     its own PID namespace, cannot see the waiting process). It binds the workspace only while
     the path is still the folder of a descriptor opened now, before the agent could swap it."""
-    if not (ctx.isolation.agent_prefix and ctx.isolation.checks_prefix):
+    if not (ctx.isolation.agent_sandboxed and ctx.isolation.checks_sandboxed):
         return None
     held = os.open(paths.workspace, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:

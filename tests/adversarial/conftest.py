@@ -52,7 +52,7 @@ from harness_helpers import write_task
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
-SANDBOXED = isolation.detect().agent_prefix is not None and isolation.detect().checks_prefix
+SANDBOXED = isolation.detect().agent_sandboxed and isolation.detect().checks_sandboxed
 IS_ROOT = os.geteuid() == 0
 needs_sandbox = pytest.mark.skipif(not SANDBOXED, reason="no agent/checks sandbox here")
 
