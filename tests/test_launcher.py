@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from harness_helpers import task_with_workspace
 
-from ci_eval.run import isolation, launcher
+from ci_eval.run import _sandbox, isolation, launcher
 from ci_eval.run.process import Pipe, run_process
 
 SANDBOXED = isolation.detect().agent_sandboxed
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(not SANDBOXED, reason="no agent sandbox on this 
 
 
 def _agent(run_dir: Path, command: list[str], timeout: float = 30):
-    """`command` in a real agent sandbox over run_dir/ws; (result, sandbox failure)."""
+    """`command` in a real agent sandbox over run_dir/ws; (result, sandbox failure or None)."""
     request = isolation.agent_request(isolation.detect(), command, repo_root=run_dir / "repo",
                                       runs_base=run_dir.parent, run_dir=run_dir)
     with Pipe() as status:
@@ -33,7 +33,7 @@ def _agent(run_dir: Path, command: list[str], timeout: float = 30):
                                  launch=(launcher.AGENTS, request))
         finally:
             isolation.release_scratch(run_dir)
-        return result, status.read() or result.launch_error
+        return result, _sandbox.read_failure(status.read(), result.launch_error)
 
 
 @pytest.fixture
@@ -50,9 +50,11 @@ def test_exit_codes_signals_and_a_missing_command_come_back_as_subprocess_gives_
     crash = [sys.executable, "-c", "import ctypes; ctypes.string_at(0)"]
     assert _agent(run_dir, crash)[0].exit_code == -signal.SIGSEGV
     result, failure = _agent(run_dir, ["no-such-command-ci-eval"])
-    assert failure == "command not found: no-such-command-ci-eval"
+    assert failure == _sandbox.Failure(_sandbox.FailureKind.COMMAND_NOT_FOUND,
+                                       "command not found: no-such-command-ci-eval")
     result, failure = _agent(run_dir, ["sh", "-c", "echo out; echo err >&2"])
-    assert (result.exit_code, failure) == (0, "") and result.output_tail.split() == ["out", "err"]
+    assert (result.exit_code, failure) == (0, None)
+    assert result.output_tail.split() == ["out", "err"]
 
 
 def test_a_timeout_kills_the_whole_namespace(run_dir):
@@ -70,7 +72,7 @@ def test_the_command_holds_no_pipe_it_could_forge_an_exit_with(run_dir):
              "    except OSError: pass\n"
              "os._exit(3)\n")
     result, failure = _agent(run_dir, [sys.executable, "-c", forge])
-    assert (result.exit_code, failure) == (3, "")
+    assert (result.exit_code, failure) == (3, None)
 
 
 def test_sandboxed_commands_have_no_capabilities_and_see_hidden_folders_empty(run_dir, tmp_path):
@@ -140,7 +142,7 @@ def test_a_launcher_that_died_fails_that_run_as_infrastructure_and_is_started_ag
     while launcher.AGENTS.alive() and time.monotonic() < deadline:
         time.sleep(0.02)
     result, failure = _agent(run_dir, ["true"])  # the dead one is noticed, a new one started
-    assert (result.exit_code, failure) == (0, ""), (result, failure)
+    assert (result.exit_code, failure) == (0, None), (result, failure)
     assert launcher.AGENTS.pid not in (None, old)
 
 
@@ -163,7 +165,8 @@ def test_commands_die_with_a_killed_launcher(run_dir):
     os.kill(launcher.AGENTS.pid, signal.SIGKILL)
     thread.join(30)
     result, failure = outcome["result"]
-    assert failure == "sandbox launcher: the sandbox launcher ended", (result, failure)
+    assert failure == _sandbox.Failure(_sandbox.FailureKind.SANDBOX,
+                                       "sandbox launcher: the sandbox launcher ended"), failure
     assert live_pids_with(marker) == []
 
 

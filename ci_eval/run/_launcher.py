@@ -7,10 +7,11 @@ ci_eval is, which modules to import up front). It takes requests on the socket, 
            "user": bool, "net": bool, "sys_path", "checks", "gated": bool, "held": [paths]},
            with the file descriptors [result, output, status] (+ [verdict] for checks, + [gate]
            when gated, + one per held path) passed alongside (SCM_RIGHTS)
-  result   lines on the result pipe, written by the forked child: `pid N` once it exists (its
-           process group is the command's), `exit N` when the command ended (the exit code as
-           subprocess reports it: negative for a signal); `error MESSAGE` from the launcher
-           when it could not fork. No `exit` line (EOF): the child was killed.
+  result   one JSON object per line on the result pipe, {"kind": ResultKind, "value"} (`tell`,
+           read back by `read_result`), written by the forked child: pid N once it exists (its
+           process group is the command's), exit N when the command ended (the exit code as
+           subprocess reports it: negative for a signal); error MESSAGE from the launcher
+           when it could not fork. No exit (EOF): the child was killed.
 
 Per request, what `setpriv --pdeathsig KILL unshare --mount --pid --fork --kill-child
 --mount-proc --propagation private [--user --map-root-user] [--net] python -I -S _sandbox.py ...`
@@ -35,6 +36,7 @@ launcher exits; every child dies with it (parent-death signal), every grandchild
 
 import atexit
 import ctypes
+import enum
 import importlib
 import json
 import os
@@ -77,7 +79,7 @@ def serve(sock_fd: int, config: dict) -> None:
             pid = os.fork()
         except Exception as exc:  # noqa: BLE001 - a bad request, or no fork: that run's failure
             if fds:
-                _tell(fds[0], f"error {type(exc).__name__}: {exc}")
+                tell(fds[0], ResultKind.ERROR, f"{type(exc).__name__}: {exc}")
             pid = -1
         if pid == 0:
             _child(request, fds, sock, own, ids)  # never returns
@@ -95,12 +97,35 @@ def _reap(_signal, _frame) -> None:
         pass
 
 
-def _tell(fd: int, line: str) -> None:
-    """One line on the result pipe: `pid N`, `exit N` or `error MESSAGE`."""
+class ResultKind(enum.Enum):
+    PID = "pid"  # value: the command's pid (and process group)
+    EXIT = "exit"  # value: its exit code, negative for a signal
+    ERROR = "error"  # value: why the launcher could not start it
+
+
+def tell(fd: int, kind: ResultKind, value: int | str) -> None:
+    """One message on the result pipe: a JSON object on one line."""
+    if isinstance(value, str):
+        value = value[:2000]
     try:
-        os.write(fd, line.encode(errors="replace")[:4000] + b"\n")
+        os.write(fd, json.dumps({"kind": kind.value, "value": value}).encode(errors="replace")
+                 + b"\n")
     except OSError:
         pass
+
+
+def read_result(line: str) -> tuple[ResultKind, int | str] | None:
+    """A message `tell` wrote (a pid and an exit code are ints, an error text); None for
+    anything else."""
+    try:
+        frame = json.loads(line)
+        kind, value = ResultKind(frame["kind"]), frame["value"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    expected = str if kind is ResultKind.ERROR else int
+    if type(value) is not expected:
+        return None
+    return kind, value
 
 
 def _child(request: dict, fds: list[int], sock: socket.socket, launcher: int, ids) -> None:
@@ -117,7 +142,7 @@ def _child(request: dict, fds: list[int], sock: socket.socket, launcher: int, id
         if os.getppid() != launcher:
             os._exit(DEATH_EXIT)
         os.setpgid(0, 0)  # the harness kills this group on a timeout
-        _tell(result, f"pid {os.getpid()}")
+        tell(result, ResultKind.PID, os.getpid())
         null = os.open(os.devnull, os.O_RDWR)
         os.dup2(null, 0)
         os.dup2(output, 1)
@@ -144,11 +169,11 @@ def _child(request: dict, fds: list[int], sock: socket.socket, launcher: int, id
         os.dup2(0, 1)
         os.dup2(0, 2)
         _, status = os.waitpid(pid, 0)
-        _tell(result, f"exit {os.waitstatus_to_exitcode(status)}")
+        tell(result, ResultKind.EXIT, os.waitstatus_to_exitcode(status))
         os._exit(0)
     except BaseException as exc:  # noqa: BLE001 - a child must never return into the loop
         _sandbox.report(status_fd, _describe(exc))
-        _tell(result, f"exit {_sandbox.SANDBOX_FAILED}")
+        tell(result, ResultKind.EXIT, _sandbox.SANDBOX_FAILED)
         os._exit(_sandbox.SANDBOX_FAILED)
     finally:
         os._exit(_sandbox.SANDBOX_FAILED)
@@ -185,7 +210,8 @@ def _grandchild(request: dict, status_fd: int, verdict_fd: int | None, gate_fd: 
         os.set_inheritable(status_fd, False)  # closed by the exec: never the command's
         os.execvpe(argv[0], argv, env)
     except FileNotFoundError:
-        _sandbox.report(status_fd, f"command not found: {argv[0]}")
+        _sandbox.report(status_fd, f"command not found: {argv[0]}",
+                        _sandbox.FailureKind.COMMAND_NOT_FOUND)
         os._exit(_sandbox.COMMAND_NOT_FOUND)
     except BaseException as exc:  # noqa: BLE001
         _sandbox.report(status_fd, f"cannot run {argv[0]}: {getattr(exc, 'strerror', exc)}")

@@ -16,7 +16,8 @@ Usage: python -I -S path/to/_sandbox.py [OPTION PATH]... -- COMMAND...
   --mask PATH      an empty read-only tmpfs over PATH after the binds (a task's solution/ inside
                    a task folder that was bound back)
   --status-fd N    an inherited pipe: a failure of the sandbox itself is written there (one
-                   line); it is closed on exec, so the command run inside can never write to it
+                   JSON object {"kind", "message"}, see `report` / `read_failure`); it is closed
+                   on exec, so the command run inside can never write to it
 
 In order: the overlays; then every mount becomes read-only (recursively, so the interpreter and
 everything else the checks use later cannot be tampered with); a private /dev/shm (and for real
@@ -35,8 +36,10 @@ and an agent that exits 125 printing "ci-eval sandbox: ..." must not pass for a 
 """
 
 import ctypes
+import enum
 import errno
 import fcntl
+import json
 import os
 import socket
 import struct
@@ -390,14 +393,41 @@ def drop_privileges() -> None:
         raise OSError(errno, f"capset: {os.strerror(errno)}")
 
 
-def report(status_fd: int | None, message: str) -> None:
-    """A failure of the sandbox itself, on the status pipe (and stderr for people)."""
+class FailureKind(enum.Enum):
+    SANDBOX = "sandbox"  # the view, the namespaces or the launcher: infrastructure, retried
+    COMMAND_NOT_FOUND = "command-not-found"  # the command is not there: retrying will not help
+
+
+@dataclass(frozen=True)
+class Failure:
+    kind: FailureKind
+    message: str
+
+
+def report(status_fd: int | None, message: str,
+           kind: FailureKind = FailureKind.SANDBOX) -> None:
+    """A failure of the sandbox itself, on the status pipe as one JSON object (and on stderr
+    for people)."""
     print(f"ci-eval sandbox: {message}", file=sys.stderr)
     if status_fd is not None:
+        frame = json.dumps({"kind": kind.value, "message": message[:2000]})
         try:
-            os.write(status_fd, message.encode(errors="replace")[:2000] + b"\n")
+            os.write(status_fd, frame.encode(errors="replace") + b"\n")
         except OSError:
             pass
+
+
+def read_failure(status: str, launch_error: str = "") -> Failure | None:
+    """What the status pipe said (`report`'s frame), else the launcher's own error; None when
+    neither said anything. Text that is not a frame is still a failure of the sandbox."""
+    line = status.strip().split("\n", 1)[0]
+    if line:
+        try:
+            frame = json.loads(line)
+            return Failure(FailureKind(frame["kind"]), str(frame["message"]))
+        except (ValueError, KeyError, TypeError):
+            return Failure(FailureKind.SANDBOX, line[:2000])
+    return Failure(FailureKind.SANDBOX, launch_error) if launch_error else None
 
 
 def main() -> int:
@@ -414,7 +444,7 @@ def main() -> int:
     try:
         os.execvp(command[0], command)
     except FileNotFoundError:
-        report(status_fd, f"command not found: {command[0]}")
+        report(status_fd, f"command not found: {command[0]}", FailureKind.COMMAND_NOT_FOUND)
         return COMMAND_NOT_FOUND
     except OSError as exc:
         report(status_fd, f"cannot run {command[0]}: {exc.strerror}")

@@ -32,6 +32,7 @@ from ci_eval.output import (
 from ci_eval.results.records import USAGE_FIELDS, number_problem
 from ci_eval.run import isolation as isolation_mod
 from ci_eval.run import launcher
+from ci_eval.run._sandbox import FailureKind, read_failure
 from ci_eval.run.api_proxy import ApiProxy, allowed_hosts, proxy_env, relay_argv
 from ci_eval.run.docker import engine
 from ci_eval.run.environment import allowed_env
@@ -279,12 +280,12 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
             if proxy is not None:
                 proxy.close()
             isolation_mod.release_scratch(paths.run_dir)
-        sandbox_failure = status.read() or result.launch_error
+        failure = read_failure(status.read(), result.launch_error)
     output = mask(result.output_tail, cut_start=True)
-    if sandbox_failure:
-        missing = sandbox_failure.startswith("command not found")
-        return AgentOutcome(AgentKind.INFRA, result.seconds, f"agent sandbox: {sandbox_failure}",
-                            retryable=not missing, output=output)
+    if failure is not None:
+        return AgentOutcome(AgentKind.INFRA, result.seconds, f"agent sandbox: {failure.message}",
+                            retryable=failure.kind is not FailureKind.COMMAND_NOT_FOUND,
+                            output=output)
     if preset:
         usage, outcome, note, infra = _read_preset(preset, agent, result.output_tail, result,
                                                    paths, pricing)

@@ -31,7 +31,7 @@ from pathlib import Path
 import ci_eval
 from ci_eval.results.notices import ChecksIsolation, RecordedIsolation
 from ci_eval.run import launcher
-from ci_eval.run._sandbox import View
+from ci_eval.run._sandbox import View, read_failure
 from ci_eval.run.home import OWN_HOME
 from ci_eval.run.launcher import Request
 from ci_eval.run.process import Pipe, run_process
@@ -117,9 +117,10 @@ def _probe(user: bool, net: bool, notices: list[str], what: str, consequence: st
         with Pipe() as status:
             result = run_process(["true"], cwd=run, env={"PATH": os.defpath}, timeout=20,
                                  pipes=(status,), launch=(launcher.AGENTS, request))
-            failure = status.read() or result.launch_error
-        works = result.exit_code == 0 and not failure
-        why = failure or (result.output_tail.strip().splitlines() or [f"exit {result.exit_code}"])[-1]
+            failure = read_failure(status.read(), result.launch_error)
+        works = result.exit_code == 0 and failure is None
+        why = failure.message if failure else (
+            result.output_tail.strip().splitlines() or [f"exit {result.exit_code}"])[-1]
     finally:
         release_scratch(probe_dir / "run")
         shutil.rmtree(probe_dir, ignore_errors=True)

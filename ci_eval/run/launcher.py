@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import ci_eval
+from ci_eval.run._launcher import ResultKind, read_result
 from ci_eval.run._sandbox import View
 
 BOOT = ("import json, sys\n"
@@ -77,8 +78,9 @@ class Launched:
         self._done = False
         self._lock = threading.Lock()
 
-    def _line(self, timeout: float | None) -> str | None:
-        """The next line; None at EOF; TimeoutError when `timeout` passed first."""
+    def _message(self, timeout: float | None) -> tuple[ResultKind, int | str] | None:
+        """The next message; None at EOF (or a line that is not one); TimeoutError when
+        `timeout` passed first."""
         while b"\n" not in self._buffer:
             if timeout is not None and not select.select([self._fd], [], [], timeout)[0]:
                 raise TimeoutError
@@ -87,7 +89,7 @@ class Launched:
                 return None
             self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
-        return line.decode(errors="replace")
+        return read_result(line.decode(errors="replace"))
 
     def started(self) -> None:
         """Wait until the launcher's child said its pid (or the start failed: no pid, `error`)."""
@@ -95,24 +97,26 @@ class Launched:
             return
         while True:
             try:
-                line = self._line(LIVENESS_SECONDS)
+                message = self._message(LIVENESS_SECONDS)
                 break
             except TimeoutError:
                 if not self._launcher.alive():
-                    line = None
+                    message = None
                     break
-        if line is not None and line.startswith("pid "):
-            self.pid = int(line[4:])
-        else:
-            self._finish(error=line[6:] if line and line.startswith("error ")
-                         else "the sandbox launcher ended")
+        match message:
+            case (ResultKind.PID, int(pid)):
+                self.pid = pid
+            case (ResultKind.ERROR, str(error)):
+                self._finish(error=error)
+            case _:
+                self._finish(error="the sandbox launcher ended")
 
     def wait(self) -> int | None:
         with self._lock:
             if not self._done:
-                line = self._line(None)
-                if line is not None and line.startswith("exit "):
-                    self._finish(returncode=int(line[5:]))
+                message = self._message(None)
+                if message is not None and message[0] is ResultKind.EXIT:
+                    self._finish(returncode=int(message[1]))
                 elif self._launcher.alive():
                     self._finish(returncode=-9)  # killed (a timeout, a cancellation)
                 else:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ci_eval.run import isolation as isolation_mod
 from ci_eval.run import launcher
+from ci_eval.run._sandbox import read_failure
 from ci_eval.run.environment import CHECKS_TZ, allowed_env, clean_path, python_bin_dir
 from ci_eval.run.home import OWN_HOME, own_home
 from ci_eval.run.preflight import EVERYWHERE, missing_requirements
@@ -174,10 +175,12 @@ class ChecksRun:
             else:
                 self.running.started = time.monotonic()
                 result = self.running.follow(self.task.checks_timeout)
-            verdict, failure = self.verdict.read(), self.status.read() or result.launch_error
+            verdict = self.verdict.read()
+            failure = read_failure(self.status.read(), result.launch_error)
         finally:
             self._close()
-        return checks_outcome(self.task, self.reports, result, verdict, failure)
+        return checks_outcome(self.task, self.reports, result, verdict,
+                              failure.message if failure else "")
 
     def abort(self) -> None:
         """End the waiting sandbox with nothing run: the run needs no checks."""
