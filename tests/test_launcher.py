@@ -134,6 +134,27 @@ def test_checks_run_in_the_forked_process_as_python_I_would_run_them(tmp_path, m
     assert seen["cwd"] == str(workspace.resolve())
 
 
+@pytest.mark.parametrize("exit_line, kind", [("", "pass"), ("sys.exit(1)\n", "fail")])
+def test_forked_checks_end_as_a_program_ends(tmp_path, exit_line, kind):
+    """After checks.py, what an interpreter's exit does: a non-daemon thread it started runs to
+    its end, its atexit handlers run (after the verdict), the exit status is the checks'."""
+    from ci_eval.run.scoring import run_checks
+
+    checks = ("import atexit, os, sys, threading, time\n"
+              "def late():\n"
+              "    time.sleep(0.3)\n"
+              "    open('thread.txt', 'w').write('joined')\n"
+              "threading.Thread(target=late).start()\n"
+              "atexit.register(lambda: open('atexit.txt', 'w').write(\n"
+              "    str(os.path.exists('thread.txt'))))\n" + exit_line)
+    task, workspace, runs = task_with_workspace(tmp_path, checks)
+    outcome = run_checks(task, workspace, isolation.detect(), checks_dir=runs / "run.checks",
+                         runs_base=runs)
+    assert outcome.kind.value == kind, outcome
+    assert (workspace / "thread.txt").read_text() == "joined"
+    assert (workspace / "atexit.txt").read_text() == "True"  # threads first, as at an exit
+
+
 def test_a_launcher_that_died_fails_that_run_as_infrastructure_and_is_started_again(run_dir):
     assert _agent(run_dir, ["true"])[0].exit_code == 0
     old = launcher.AGENTS.pid

@@ -34,7 +34,6 @@ can send it a request. When the harness goes away (even by SIGKILL) the socket r
 launcher exits; every child dies with it (parent-death signal), every grandchild with its child.
 """
 
-import atexit
 import ctypes
 import enum
 import importlib
@@ -43,7 +42,6 @@ import os
 import signal
 import socket
 import sys
-import threading
 
 from ci_eval.run import _run_checks, _sandbox
 
@@ -128,6 +126,12 @@ def read_result(line: str) -> tuple[ResultKind, int | str] | None:
     return kind, value
 
 
+class ChecksExit(SystemExit):
+    """Leaves a forked checks run the way an interpreter leaves a program: raised up through
+    the launcher's frames (none catches it) to the interpreter's own exit, which joins
+    non-daemon threads, runs atexit handlers, flushes stdio and exits with the code."""
+
+
 def _child(request: dict, fds: list[int], sock: socket.socket, launcher: int, ids) -> None:
     """The forked child: tells its pid, makes the namespaces, forks the command's process, waits
     for it and tells how it ended; never returns into the launcher's loop."""
@@ -171,12 +175,14 @@ def _child(request: dict, fds: list[int], sock: socket.socket, launcher: int, id
         _, status = os.waitpid(pid, 0)
         tell(result, ResultKind.EXIT, os.waitstatus_to_exitcode(status))
         os._exit(0)
+    except ChecksExit:
+        raise  # the checks' exit (in the grandchild): up to the interpreter's, past the loop
     except BaseException as exc:  # noqa: BLE001 - a child must never return into the loop
-        _sandbox.report(status_fd, _describe(exc))
-        tell(result, ResultKind.EXIT, _sandbox.SANDBOX_FAILED)
-        os._exit(_sandbox.SANDBOX_FAILED)
-    finally:
-        os._exit(_sandbox.SANDBOX_FAILED)
+        try:
+            _sandbox.report(status_fd, _describe(exc))
+            tell(result, ResultKind.EXIT, _sandbox.SANDBOX_FAILED)
+        finally:
+            os._exit(_sandbox.SANDBOX_FAILED)
 
 
 def _grandchild(request: dict, status_fd: int, verdict_fd: int | None, gate_fd: int | None,
@@ -232,7 +238,8 @@ def _wait_for_gate(gate_fd: int) -> bool:
 
 
 def _run_checks_here(request: dict, env: dict, status_fd: int, verdict_fd: int) -> None:
-    """checks.py in this process, as `python -I _run_checks.py` would run it; exits."""
+    """checks.py in this process, as `python -I _run_checks.py` would run it; ends it with the
+    checks' exit status (ChecksExit: the interpreter's own exit, as after a program)."""
     os.close(status_fd)  # from here on, what goes wrong is the checks' (and the agent code's)
     code = _run_checks.CRASH_EXIT
     try:
@@ -242,25 +249,16 @@ def _run_checks_here(request: dict, env: dict, status_fd: int, verdict_fd: int) 
         sys.path[:] = request["sys_path"]
         sys.dont_write_bytecode = True  # what PYTHONDONTWRITEBYTECODE asks; -I ignores it
         code = _run_checks.judge(verdict_fd, request["checks"])
-        _exit_functions()
     finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os._exit(code)
-
-
-def _exit_functions() -> None:
-    """What an interpreter's normal exit runs: atexit handlers, non-daemon threads joined."""
-    threading._shutdown()
-    atexit._run_exitfuncs()
+        raise ChecksExit(code)  # whatever happened above, the process ends here
 
 
 def _set_command_line(text: str) -> None:
     """What ps and /proc/PID/cmdline show for this process: a forked launcher would otherwise
-    show the launcher's. Written over the launcher's own argument area (where /proc/self/stat
-    says it is; the launcher leaves room), cut to fit."""
+    show the launcher's. prctl(PR_SET_NAME) would only set 15 bytes of `comm`, not the checks'
+    path that tells runs apart (tests/test_isolation.py finds a harness's checks by it). Written
+    over the launcher's own argument area (where /proc/self/stat says it is; the launcher leaves
+    room), cut to fit."""
     try:
         with open("/proc/self/stat", "rb") as handle:
             fields = handle.read().rsplit(b")", 1)[1].split()
