@@ -37,59 +37,40 @@ _BUILTINS = frozenset({  # bash runs these itself: no program of that name is lo
 })
 
 
+# What matters for quoting outside double quotes; group 1 or 2 is a string's closing quote ("":
+# none, the script ends inside it).
+_IN_CODE = re.compile(r"""
+    \\.                        # an escaped character
+  | \$'(?:[^'\\]|\\.)*('?)     # $'...', where \' does not close it
+  | '[^']*('?)                # '...'
+  | \$\( | [`"()]              # what opens or closes a context
+  | (?<![^\s;&|()])\#[^\n]*     # a comment, to the end of the line
+""", re.DOTALL | re.VERBOSE)
+_IN_DOUBLE = re.compile(r'\\.|"|\$\(|`', re.DOTALL)  # inside "...": ' and # are plain text
+
+
 def unclosed_quote(script: str) -> str | None:
     """"unclosed ' quote" / "unclosed \" quote" when script surely ends inside a quote, else None."""
     if "<<" in script:
         return None  # here-documents: quote characters in their bodies are plain text
-    stack: list[list] = [["top", 0]]  # contexts: top, cmd ($( or `), dq ("...")
-    i, n = 0, len(script)
-    while i < n:
-        c = script[i]
-        kind = stack[-1][0]
-        if c == "\\":
-            i += 2
-            continue
-        if kind == "dq":
-            if c == '"':
-                stack.pop()
-            elif script.startswith("$(", i):
-                stack.append(["cmd", 0])
-                i += 1
-            elif c == "`":
-                stack.append(["tick", 0])
-            i += 1
-            continue
-        # top level, or inside $( ) / ` `
-        if c == "'" or script.startswith("$'", i):
-            start = i + (2 if c == "$" else 1)
-            end = _end_of_single(script, start, escapes=c == "$")
-            if end < 0:
+    stack = ["top"]  # what each token is read in: top, cmd ($(), paren (inside it), tick, dq
+    pos = 0
+    while match := (_IN_DOUBLE if stack[-1] == "dq" else _IN_CODE).search(script, pos):
+        token, pos = match.group(), match.end()
+        if token[0] == "'" or token.startswith("$'"):
+            if not (match.group(1) or match.group(2)):
                 return "unclosed ' quote"
-            i = end + 1
-            continue
-        if c == '"':
-            stack.append(["dq", 0])
-        elif c == "#" and (i == 0 or script[i - 1] in " \t\n;&|()"):
-            newline = script.find("\n", i)
-            i = n if newline < 0 else newline
-            continue
-        elif script.startswith("$(", i):
-            stack.append(["cmd", 0])
-            i += 1
-        elif c == "`":
-            if kind == "tick":
+        elif token in ('"', "`"):
+            kind = "dq" if token == '"' else "tick"
+            if stack[-1] == kind:
                 stack.pop()
             else:
-                stack.append(["tick", 0])
-        elif kind == "cmd" and c == "(":
-            stack[-1][1] += 1
-        elif kind == "cmd" and c == ")":
-            if stack[-1][1] == 0:
-                stack.pop()
-            else:
-                stack[-1][1] -= 1
-        i += 1
-    return 'unclosed " quote' if stack[-1][0] == "dq" else None
+                stack.append(kind)
+        elif token == "$(" or (token == "(" and stack[-1] in ("cmd", "paren")):
+            stack.append("cmd" if token == "$(" else "paren")
+        elif token == ")" and stack[-1] in ("cmd", "paren"):
+            stack.pop()
+    return 'unclosed " quote' if stack[-1] == "dq" else None
 
 
 _SHELL_SYNTAX = re.compile(r"[$`|&;<>(){}*?\[\]~!#\\\n\r]")
@@ -119,14 +100,3 @@ def first_program(script: str) -> str | None:
         return None
     return word.group()
 
-
-def _end_of_single(script: str, start: int, *, escapes: bool) -> int:
-    i = start
-    while i < len(script):
-        if escapes and script[i] == "\\":
-            i += 2
-            continue
-        if script[i] == "'":
-            return i
-        i += 1
-    return -1
