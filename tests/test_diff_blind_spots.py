@@ -168,3 +168,21 @@ def test_a_link_in_scope_trips_the_line_criteria(tmp_path):
     judged = _judged(diff, NO_ABS, SMALL)
     assert judged["no-abs"][0] is False and "src/p.py (a symbolic link" in judged["no-abs"][1]
     assert judged["small"][0] is False
+
+
+def test_the_files_the_cap_cut_are_the_ones_a_pattern_could_not_read(tmp_path):
+    """The diff says which files' text the cap cut (text_cut), from where it cut them: the
+    files recorded whole before it are read as usual, a renamed one included; the cut ones
+    fail an absence pattern."""
+    before = {"src/a.py": "x = 1\n", "src/m.py": "m = 1\n", "src/z.py": "z = 1\n"}
+    after = {"src/a.py": "x = 2\n", "src/moved.py": "m = 1\n", "src/z.py": "z = abs(-1)\n" * 40}
+    pristine, workspace = _trees(tmp_path, before, after)
+    whole = workspace_diff(pristine, workspace)
+    cap = whole.text.index("diff --git a/src/z.py") + 40
+    diff = workspace_diff(pristine, workspace, cap=cap)
+    assert diff.truncated and diff.text_cut == ["src/z.py"]
+    assert [f.path for f in diff.files] == ["src/a.py", "src/moved.py", "src/z.py"]
+    passed, reason = _judged(diff, NO_ABS)["no-abs"]
+    assert passed is False and "src/z.py (its diff text was cut)" in reason
+    assert "src/a.py" not in reason and "src/moved.py" not in reason
+    assert workspace_diff(pristine, workspace).text_cut == []

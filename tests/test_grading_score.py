@@ -21,7 +21,7 @@ ALL_PASS = {t: "PASSED" for t in F2P + P2P}
 
 def make_diff(changes: dict, *, truncate_at: int | None = None) -> WorkspaceDiff:
     """changes: path -> (old text or None, new text): a diff shaped like run/diff.py's."""
-    text, files = "", []
+    text, files, cut = "", [], []
     for path, (old, new) in sorted(changes.items()):
         part = file_patch({path: old.encode()} if old is not None else {}, {path: new.encode()})
         lines = part.splitlines()
@@ -29,8 +29,11 @@ def make_diff(changes: dict, *, truncate_at: int | None = None) -> WorkspaceDiff
         removed = sum(1 for line in lines if line.startswith("-") and not line.startswith("---"))
         files.append(FileChange(path, "added" if old is None else "modified", added, removed))
         text += part
-    truncated = truncate_at is not None and len(text) > truncate_at
-    return WorkspaceDiff(text[:truncate_at] if truncated else text, truncated, files)
+        if truncate_at is not None and len(text) > truncate_at:
+            cut.append(path)
+    truncated = bool(cut)
+    return WorkspaceDiff(text[:truncate_at] if truncated else text, truncated, files,
+                         text_cut=cut)
 
 
 SRC_FIX = make_diff({"src/parse.py": ("def f(x):\n    return x\n",

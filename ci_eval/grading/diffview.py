@@ -40,6 +40,7 @@ class Diff(Protocol):
     files: list  # of ChangedFile
     unverified: list  # paths that may have changed: a budget left them uncompared
     unlisted: str  # why the list of changed paths is incomplete ("" when it is complete)
+    text_cut: list  # the files whose text `text` lacks, whole or in part (cut at the cap)
 
 
 @functools.lru_cache(maxsize=512)

@@ -214,13 +214,9 @@ def _blind(c: Criterion, diff: Diff, *, added_only: bool) -> list[str]:
 
 
 def _unseen(c: Criterion, diff: Diff) -> list[str]:
-    if not diff.truncated:
-        return []
-    recorded = [line[len("diff --git a/"):] for line in diff.text.split("\n")
-                if line.startswith("diff --git a/")]
-    complete = set(recorded[:-1])  # the last file recorded may be cut short
+    cut = set(diff.text_cut)
     return [f"{f.path} (its diff text was cut)" for f in files_in(diff, c.paths)
-            if f.added and not f.unread and f"{f.path} b/{f.path}" not in complete]
+            if f.added and not f.unread and f.path in cut]
 
 
 def _forbidden_pattern(c: Criterion, rubric, outcomes, diff: Diff, exit_code) -> tuple[bool, str]:

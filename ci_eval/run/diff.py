@@ -69,6 +69,7 @@ class WorkspaceDiff:
     notes: list[str] = field(default_factory=list)
     unverified: list[str] = field(default_factory=list)  # may have changed: not compared
     unlisted: str = ""  # why the list of changed paths is not complete ("" when it is)
+    text_cut: list[str] = field(default_factory=list)  # files whose text the cap cut or left out
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,8 @@ def workspace_diff(pristine: Path, workspace: Path, *, cap: int = DIFF_CAP_BYTES
         data = mask(text).encode("utf-8", errors="replace")  # masked before it is cut
         if size < cap:
             chunks.append(data[: cap - size])
+        if size + len(data) > cap:
+            result.text_cut.append(change.path)
         size += len(data)
     result.unverified.sort()
     if budget.exhausted:
