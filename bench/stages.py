@@ -32,10 +32,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from overhead import AGENT, make_task  # noqa: E402  (this folder's script)
 
 from ci_eval import main as cli  # noqa: E402
-from ci_eval.run import runner  # noqa: E402
+from ci_eval.run import runner, runners  # noqa: E402
 
-STAGES = {"run_agent": "agent", "workspace_diff": "diff", "_checks_with_retries": "checks",
-          "run_attempt": "run"}
+# (module, function) -> stage: each wrapped where its caller looks it up (the local runner calls
+# runners.run_agent; run_attempt and the rest are runner's)
+STAGES = {(runners, "run_agent"): "agent", (runner, "workspace_diff"): "diff",
+          (runner, "_checks_with_retries"): "checks", (runner, "run_attempt"): "run"}
 
 
 def timed(samples: dict, name: str, function):
@@ -52,19 +54,19 @@ def timed(samples: dict, name: str, function):
 def measure(k: int) -> dict:
     base = Path(tempfile.mkdtemp(prefix="ci-eval-stages-"))
     samples: dict[str, list[float]] = defaultdict(list)
-    originals = {name: getattr(runner, name) for name in STAGES}
+    originals = {(module, name): getattr(module, name) for module, name in STAGES}
     try:
         make_task(base / "tasks", 1)
-        for name, stage in STAGES.items():
-            setattr(runner, name, timed(samples, stage, originals[name]))
+        for (module, name), stage in STAGES.items():
+            setattr(module, name, timed(samples, stage, originals[module, name]))
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             code = cli.main(["--root", str(base), "run", "-k", str(k), "-j", "1", "--out",
                              str(base / "results"), "--agent-cmd", AGENT])
         if code != 0:
             raise SystemExit(f"ci-eval run exited {code}")
     finally:
-        for name, function in originals.items():
-            setattr(runner, name, function)
+        for (module, name), function in originals.items():
+            setattr(module, name, function)
         shutil.rmtree(base, ignore_errors=True)
     medians = {stage: statistics.median(values[1:]) for stage, values in samples.items()}
     inner = sum(medians[s] for s in ("agent", "diff", "checks"))

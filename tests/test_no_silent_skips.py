@@ -10,8 +10,8 @@ from pathlib import Path
 
 
 def test_a_skip_fails_the_suite_when_skips_are_not_allowed(tmp_path):
-    shutil.copy(Path(__file__).with_name("conftest.py"), tmp_path / "conftest.py")
-    shutil.copy(Path(__file__).with_name("harness_helpers.py"), tmp_path / "harness_helpers.py")
+    for helper in ("conftest.py", "harness_helpers.py", "suite_order.py"):  # what conftest loads
+        shutil.copy(Path(__file__).with_name(helper), tmp_path / helper)
     (tmp_path / "test_skipping.py").write_text(
         "import pytest\n\n@pytest.mark.skipif(True, reason='no namespaces here')\n"
         "def test_sandbox():\n    pass\n")
