@@ -1,4 +1,4 @@
-"""parse_duration conforms to docs/duration-spec.md (unchanged): examples, grammar, errors.
+r"""parse_duration conforms to docs/duration-spec.md (unchanged): examples, grammar, errors.
 
 Beyond the spec's own examples and error cases, a fixed-seed fuzz compares parse_duration with an
 independent scanner of the grammar on 3600 strings (random ones over digits, units, whitespace and
