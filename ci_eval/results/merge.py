@@ -10,7 +10,7 @@ arriving from two shards -- identical or not -- is refused naming both file:line
 run number beyond what was asked. One agent across every task too (records.one_agent).
 
 Memory stays flat in the size of the records: merge_folders keeps what check_runs reads of each
-record (run, agent, status, requested, k; each diff dropped once its line is parsed), and
+record (run, agent, status, requested, k; the diffs are skipped over unparsed), and
 `merged.records[task]` reads that task's files again, whole, and checks them again, when
 write_merged writes it: one task's records in memory at a time.
 """
