@@ -125,9 +125,11 @@ def test_run_argv_carries_every_fence():
 
 SOCKET_SEARCH = textwrap.dedent("""\
     import glob, os, socket, sys
-    found = set(sys.argv[1:]) | {"/run/docker.sock", "/var/run/docker.sock",
-                                 "/run/containerd/containerd.sock"}
-    for top in ("/run", "/var/run", "/tmp", "/var/lib", "/root", "/home"):
+    known_only = sys.argv[1:2] == ["--known-only"]  # the host-side twin: other tests' sockets
+    given = sys.argv[2:] if known_only else sys.argv[1:]  # live under /run too, leave them be
+    found = set(given) | {"/run/docker.sock", "/var/run/docker.sock",
+                          "/run/containerd/containerd.sock"}
+    for top in () if known_only else ("/run", "/var/run", "/tmp", "/var/lib", "/root", "/home"):
         for folder, dirs, files in os.walk(top):
             if folder.count("/") - top.count("/") >= 2:
                 dirs[:] = []  # three levels down: where engines put their sockets
@@ -163,7 +165,11 @@ def test_the_agent_reaches_no_engine_socket(tmp_path, cli, busybox_image, docker
     script.write_text(SOCKET_SEARCH)
     twin = tmp_path / "twin"
     twin.mkdir()
-    subprocess.run([sys.executable, str(script), *sockets], cwd=twin, check=True, timeout=120)
+    # the twin outside the sandbox talks to the engine's sockets only: a search of the host's /run
+    # would connect to what other tests listen on there (test_checks_sandbox records every
+    # connect to its /run socket as an escape)
+    subprocess.run([sys.executable, str(script), "--known-only", *sockets], cwd=twin, check=True,
+                   timeout=120)
     assert any(line.startswith("REACHED ") for line in (twin / "found.txt").read_text().splitlines())
     root = tmp_path / "root"  # the repo root is hidden from the agent: the script is beside it
     harbor_task(root, "#!/bin/sh\necho 0 > /logs/verifier/reward.txt\n")
