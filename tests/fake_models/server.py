@@ -127,9 +127,10 @@ class _Handler(BaseHTTPRequestHandler):
             fake.served_usage(received, step.kind)
             return self._json(200, data)
         events = api.events(step, turn, model, ident)
-        self._sse(events[:1] if decision == "cut" else events, family, cut=decision == "cut")
-        if decision != "cut":
-            fake.served_usage(received, step.kind)
+        if decision == "cut":
+            return self._sse(events[:1], family, cut=True)
+        # Counted before the stream's terminator: a client that has read to the end then finds it counted.
+        self._sse(events, family, cut=False, whole=lambda: fake.served_usage(received, step.kind))
 
     # --- HTTP pieces ------------------------------------------------------------------------
 
@@ -173,7 +174,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data[: len(data) // 2])
         self._drop()
 
-    def _sse(self, events, family: str, *, cut: bool):
+    def _sse(self, events, family: str, *, cut: bool, whole=None):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -184,6 +185,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._chunk(text.encode())
         if cut:
             return self._drop()
+        if whole:
+            whole()
         if family == "chat":
             self._chunk(b"data: [DONE]\n\n")
         self.wfile.write(b"0\r\n\r\n")
@@ -258,12 +261,14 @@ class _Handler(BaseHTTPRequestHandler):
         step = plan(turn, fake.settings.wrong_edit if fake.settings.mode == "wrong"
                     else fake.settings.edit)
         events = api.events(step, turn, model, fake.ident())
-        for _name, event in events[:1] if decision == "cut" else events:
-            self._ws_send(event)
         if decision == "cut":
+            self._ws_send(events[0][1])
             self._drop()
             return False
-        fake.served_usage(received, step.kind)
+        for _name, event in events[:-1]:
+            self._ws_send(event)
+        fake.served_usage(received, step.kind)  # before the last event, as _sse counts before its end
+        self._ws_send(events[-1][1])
         return True
 
     def _ws_read(self) -> str | None:
