@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ci_eval.agents.config import parse_config
+from ci_eval.agents.config_file import parse_config
 from ci_eval.agents.presets import PRESETS
 from ci_eval.errors import UserError
 

@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ci_eval.agents.config import (
-    AgentConfig,
-    Config,
-    inline_agent,
-    load_config,
-    parse_config,
-    resolve_agent,
-)
+from ci_eval.agents.config import AgentConfig, inline_agent
+from ci_eval.agents.config_file import Config, load_config, parse_config, resolve_agent
 from ci_eval.errors import UserError
 
 FULL = """\

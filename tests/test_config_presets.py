@@ -9,15 +9,12 @@ from ci_eval.agents.budget import Budget
 from ci_eval.agents.config import (
     BASE_ENV_ALLOWLIST,
     AgentConfig,
-    Config,
     env_problem,
     inline_agent,
-    load_config,
-    parse_config,
     preset_agent,
-    resolve_agent,
     visible_env,
 )
+from ci_eval.agents.config_file import Config, load_config, parse_config, resolve_agent
 from ci_eval.agents.pricing import ModelPrice
 from ci_eval.agents.shell import first_program, plain_argv, unclosed_quote
 from ci_eval.errors import UserError

@@ -11,7 +11,7 @@ from fractions import Fraction
 import pytest
 from test_compare_cli import write_task
 
-from ci_eval.agents.config import parse_config
+from ci_eval.agents.config_file import parse_config
 from ci_eval.errors import UserError
 from ci_eval.results import stats
 from ci_eval.verdict import axes
@@ -143,7 +143,7 @@ def test_bad_gate_section_is_one_line_naming_file_and_field(tmp_path, cli, asser
     (tmp_path / "tasks").mkdir()
     (tmp_path / "ci-eval.yaml").write_text(f"gate: {gate}\n")
     with pytest.raises(UserError) as caught:
-        from ci_eval.agents.config import load_config
+        from ci_eval.agents.config_file import load_config
 
         load_config(tmp_path)
     assert caught.value.field == field and needle in str(caught.value)

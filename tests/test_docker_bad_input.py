@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from harness_helpers import assert_bad_input, write_task
 
-from ci_eval.agents.config import parse_config
+from ci_eval.agents.config_file import parse_config
 from ci_eval.errors import UserError
 from ci_eval.run.docker.harbor import parse_reward, passed
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ci_eval.agents.config import AgentConfig, parse_config
+from ci_eval.agents.config import AgentConfig
+from ci_eval.agents.config_file import parse_config
 from ci_eval.agents.presets import PRESETS
 from ci_eval.errors import UserError
 from ci_eval.run import home as home_mod

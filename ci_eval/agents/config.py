@@ -1,42 +1,6 @@
-"""ci-eval.yaml: named agents (a command or a preset), budgets, prices, the checks' environment.
-
-Format (every key optional; a missing file means no named agents):
-
-    default_agent: claude            # used when no --agent is given (none: --agent is required)
-    agents:
-      claude:                        # name: letters, digits, ".", "_", "-"; not a built-in
-        preset: claude-code          # one of the presets (agents/presets.py), or instead:
-        # command: ./agents/claude.sh --max-turns 30   # a string runs as `bash -c STRING`,
-        #                                              # a list runs as argv
-        model: claude-sonnet-4-5     # presets only: the model the tool is told to use
-        args: [--max-turns, "30"]    # presets only: extra arguments for the tool
-        base_url: http://gw:8080     # presets only: a gateway for the model API, set in the
-                                     # tool's own way (ANTHROPIC_BASE_URL, codex -c ...)
-        timeout_seconds: 900         # 0 < number <= 86400; overrides the task's agent timeout
-        env: [ANTHROPIC_BASE_URL]    # variables let through to the agent (besides PATH, HOME...
-                                     # and, for a preset, its key and setting variables)
-        usage: file                  # commands only. "file": agent may write CI_EVAL_USAGE_FILE
-                                     # (default); "none": it never does
-        home: run                    # "run" (default): a fresh, empty HOME of its own per run
-                                     # (a preset's login file copied in), the host's hidden;
-                                     # "host": the harness user's HOME (readable, writes discarded)
-    budget:                          # limits for one invocation (see budget.py)
-      max_cost_usd: 20
-      max_cost_usd_per_run: 2
-      max_runs: 50
-    pricing:                         # USD per million tokens, for tools that report no cost
-      gpt-5-codex: {input: 1.25, cached_input: 0.125, output: 10}
-    checks:
-      env: [MY_TOOL_HOME]            # variables let through to checks.py
-      home: run                      # as for agents: "run" (default) or "host"
-    failure_logs: .ci-eval/failure-logs   # folder of failure logs (`ci-eval new-task`), relative
-                                          # to the repo root; this is the default
-    runner: local                    # local | docker: where tasks run when neither --runner nor
-                                     # the task's metadata.json says (docs/docker.md)
-    gate:                            # the gate's parameters (verdict/rules.py; docs/gate.md)
-      regression_threshold: 0.30
-      min_baseline_rate: 0.60
-      cost: {max_increase: 0.5, fail: false}      # also tokens:, wall:
+"""One agent's configuration (AgentConfig): an `agents:` entry of ci-eval.yaml (its format:
+agents/config_file.py), a built-in, a preset used by name, or `--agent-cmd`; the environment
+it may see and why it cannot start.
 
 An agent entry may also say `placement: host | container` (docker runner only; default host):
 host runs it in the local sandbox, container runs its command in a container of the task's
@@ -55,10 +19,9 @@ presets. Identity (what results and the baseline record): the agent's name, and 
 agent with a model "NAME:MODEL" (claude:claude-sonnet-4-5), so a baseline taken with one model
 is never compared with another; `args` do not change the identity.
 
-Rules: unknown keys are errors at every level (they are typos more often than not); duplicate keys
-are errors; an agent may not be named after a built-in (reference, noop); `command` and `preset`
-exclude each other. Every error is one line naming the file and the field path, e.g.
-`ci-eval.yaml: agents.claude.timeout_seconds: expected a positive number, got "ten"`.
+An entry's keys: {command | preset}, model, args, base_url, timeout_seconds, env, usage,
+placement, home, network, allow_hosts. Unknown keys, a built-in's name, and `command` with
+`preset` are errors, each one line naming the file and the field path.
 """
 
 from __future__ import annotations
@@ -66,14 +29,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ci_eval.agents.budget import Budget, parse_budget
-from ci_eval.agents.gate_config import parse_gate
 from ci_eval.agents.presets import PRESETS, did_you_mean
-from ci_eval.agents.pricing import ModelPrice, parse_pricing
 from ci_eval.agents.shell import first_program
 from ci_eval.agents.values import (
     argument_list,
@@ -87,23 +47,14 @@ from ci_eval.agents.values import (
     string_command,
 )
 from ci_eval.errors import UserError
-from ci_eval.strict_yaml import read_yaml
 from ci_eval.tasks.model import MAX_TIMEOUT_SECONDS
-from ci_eval.verdict.rules import DEFAULT_RULES, GateRules
 
-CONFIG_FILE = "ci-eval.yaml"
-CONFIG_NAMES = (CONFIG_FILE, "ci-eval.yml", ".ci-eval.yaml", ".ci-eval.yml")  # found, never ignored
 BUILTIN_AGENTS = ("reference", "noop")
 # Always passed to agents and checks; everything else must be allow-listed by name.
 BASE_ENV_ALLOWLIST = ("PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "SHELL")
-TOP_LEVEL_KEYS = ("agents", "default_agent", "checks", "budget", "pricing", "failure_logs",
-                  "runner", "gate")
-RUNNER_NAMES = ("local", "docker")
 PLACEMENTS = ("host", "container")
-DEFAULT_FAILURE_LOGS = ".ci-eval/failure-logs"
 AGENT_KEYS = ("command", "preset", "model", "args", "base_url", "timeout_seconds", "env",
               "usage", "placement", "home", "network", "allow_hosts")
-CHECKS_KEYS = ("env", "home")
 USAGE_MODES = ("file", "none")
 HOME_MODES = ("run", "host")  # a HOME of its own per run (the default), or the host's
 NETWORK_MODES = ("host", "api-only")  # run/api_proxy.py; default: api-only on pinned tasks
@@ -151,19 +102,6 @@ class AgentConfig:
         return self.command[0] if self.command else None
 
 
-@dataclass(frozen=True)
-class Config:
-    agents: dict[str, AgentConfig] = field(default_factory=dict)
-    default_agent: str | None = None
-    checks_env: tuple[str, ...] = ()
-    checks_home: str = "run"  # one of HOME_MODES
-    budget: Budget = field(default_factory=Budget)
-    pricing: dict[str, ModelPrice] = field(default_factory=dict)
-    failure_logs: str = DEFAULT_FAILURE_LOGS  # relative to the repo root (or absolute)
-    runner: str | None = None  # the default runner (None: local)
-    gate: GateRules = DEFAULT_RULES
-
-
 def builtin_agent(name: str) -> AgentConfig:
     return AgentConfig(name=name, command=None, builtin=name)
 
@@ -208,110 +146,16 @@ def env_problem(agent: AgentConfig, environ: Mapping[str, str]) -> str | None:
     return None
 
 
-def config_path(root: Path) -> Path | None:
-    """The repo's config file under any of CONFIG_NAMES; UserError when two are there (which
-    one would win is a guess); None when there is none."""
-    found = [Path(root) / name for name in CONFIG_NAMES
-             if (Path(root) / name).exists() or (Path(root) / name).is_symlink()]
-    if len(found) > 1:
-        raise UserError(f"{' and '.join(p.name for p in found)} both exist; keep one "
-                        f"({CONFIG_FILE})", path=found[1])
-    return found[0] if found else None
-
-
-def load_config(root: Path) -> Config:
-    """Parse root/ci-eval.yaml (Config() if absent). UserError naming file + field on bad input."""
-    path = config_path(root)
-    if path is None:
-        return Config()
-    return parse_config(read_yaml(path), path)
-
-
-def parse_config(data: Any, path: Path | str = CONFIG_FILE) -> Config:
-    """Validate already-parsed YAML data (a dict or None) into a Config."""
-    if data is None:
-        return Config()
-    if not isinstance(data, dict):
-        raise UserError(f"expected a mapping at the top level, got {got(data)}", path=path)
-    check_keys(data, TOP_LEVEL_KEYS, path, prefix="")
-
-    agents: dict[str, AgentConfig] = {}
-    raw_agents = data.get("agents")
-    if raw_agents is not None and not isinstance(raw_agents, dict):
-        raise UserError(
-            f"expected a mapping of agent names to settings, got {got(raw_agents)}",
-            path=path,
-            field="agents",
-        )
-    for name, spec in (raw_agents or {}).items():
-        agents[name] = _parse_agent(name, spec, path)
-
-    default = data.get("default_agent")
-    if default is not None:
-        if not isinstance(default, str) or not default:
-            raise UserError(
-                f"expected an agent name, got {got(default)}", path=path, field="default_agent"
-            )
-        if default not in agents and default not in BUILTIN_AGENTS and default not in PRESETS:
-            raise UserError(_unknown_agent(default, agents), path=path, field="default_agent")
-
-    checks_env: tuple[str, ...] = ()
-    checks_home = "run"
-    checks = data.get("checks")
-    if checks is not None:
-        if not isinstance(checks, dict):
-            raise UserError(f"expected a mapping, got {got(checks)}", path=path, field="checks")
-        check_keys(checks, CHECKS_KEYS, path, prefix="checks.")
-        checks_env = env_names(checks.get("env"), path, "checks.env")
-        checks_home = _home(checks, path, "checks")
-    failure_logs = data.get("failure_logs", DEFAULT_FAILURE_LOGS)
-    if not isinstance(failure_logs, str) or not failure_logs.strip():
-        raise UserError(f"expected a folder path, got {got(failure_logs)}", path=path,
-                        field="failure_logs")
-    runner = data.get("runner")
-    if runner is not None and runner not in RUNNER_NAMES:
-        raise UserError(f"expected one of {', '.join(RUNNER_NAMES)}, got {got(runner)}",
-                        path=path, field="runner")
-    return Config(agents=agents, default_agent=default, checks_env=checks_env,
-                  checks_home=checks_home,
-                  budget=parse_budget(data.get("budget"), path),
-                  pricing=parse_pricing(data.get("pricing"), path), failure_logs=failure_logs,
-                  runner=runner, gate=parse_gate(data.get("gate"), path))
-
-
-def resolve_agent(config: Config, name: str | None, command: str | None) -> AgentConfig:
-    """The agent to run: --agent-cmd, else --agent / default_agent, looked up in ci-eval.yaml,
-    then the built-ins, then the presets. None of them: UserError (never a silent fallback to
-    the reference agent, which would pass every task with its own solution)."""
-    if command:
-        return inline_agent(command)
-    name = name or config.default_agent
-    if not name:
-        raise UserError(
-            "no agent to run: name one with --agent NAME (a preset: "
-            f"{', '.join(sorted(PRESETS))}; reference applies each task's solution, noop changes "
-            "nothing), give a command with --agent-cmd CMD, or set default_agent in ci-eval.yaml",
-            field="--agent")
-    if name in config.agents:
-        return config.agents[name]
-    if name in BUILTIN_AGENTS:
-        return builtin_agent(name)
-    if name in PRESETS:
-        return preset_agent(name)
-    raise UserError(_unknown_agent(name, config.agents), field="--agent")
-
-
-# --- internals ---------------------------------------------------------------------------------
-
-
-def _unknown_agent(name: str, agents: Mapping[str, AgentConfig]) -> str:
+def unknown_agent(name: str, agents: Mapping[str, AgentConfig]) -> str:
+    """The message for an agent name that is neither configured, built in nor a preset."""
     known = sorted(set(agents) | set(BUILTIN_AGENTS))
     hint = did_you_mean(name, [*known, *PRESETS])
     return (f"unknown agent {name!r} (known: {', '.join(known)}), presets: "
             f"{', '.join(sorted(PRESETS))}" + (f"; {hint.strip()}" if hint else ""))
 
 
-def _parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
+def parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
+    """One `agents:` entry (agents.NAME) -> AgentConfig."""
     where = f"agents.{name}"
     if not isinstance(name, str) or not AGENT_NAME_RE.match(name):
         raise UserError(
@@ -348,7 +192,7 @@ def _parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
         )
     timeout = _timeout(spec, path, where)
     env = env_names(spec.get("env"), path, f"{where}.env")
-    home = _home(spec, path, where)
+    home = home_mode(spec, path, where)
     network = _network(spec, path, where)
     if network["network"] == "api-only" and placement == "container":
         raise UserError("api-only is for an agent in the local sandbox (a container agent has "
@@ -383,6 +227,16 @@ def _parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
                        usage=usage, shell=shell, placement=placement, home=home, **network)
 
 
+def home_mode(spec: dict, path: Path | str, where: str) -> str:
+    """`home:` of an agent entry or of the checks section (`where`)."""
+    home = spec.get("home", "run")
+    if home not in HOME_MODES:
+        raise UserError(f"expected one of {', '.join(HOME_MODES)}, got {got(home)}", path=path,
+                        field=f"{where}.home")
+    return home
+
+
+
 def _network(spec: dict, path: Path | str, where: str) -> dict:
     network = spec.get("network")
     if network is not None and network not in NETWORK_MODES:
@@ -394,14 +248,6 @@ def _network(spec: dict, path: Path | str, where: str) -> dict:
         raise UserError(f"expected a list of host names (host or host:port), got {got(hosts)}",
                         path=path, field=f"{where}.allow_hosts")
     return {"network": network, "allow_hosts": tuple(hosts)}
-
-
-def _home(spec: dict, path: Path | str, where: str) -> str:
-    home = spec.get("home", "run")
-    if home not in HOME_MODES:
-        raise UserError(f"expected one of {', '.join(HOME_MODES)}, got {got(home)}", path=path,
-                        field=f"{where}.home")
-    return home
 
 
 def _timeout(spec: dict, path: Path | str, where: str) -> float | None:

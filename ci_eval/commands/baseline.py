@@ -66,7 +66,7 @@ def run_update(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from ci_eval.agents.config import load_config
+    from ci_eval.agents.config_file import load_config
     from ci_eval.verdict.update import update_baseline
 
     root = Path(args.root)

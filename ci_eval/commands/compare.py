@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from ci_eval.agents.config import load_config
+    from ci_eval.agents.config_file import load_config
     from ci_eval.github.context import head_commit
     from ci_eval.output import emit
     from ci_eval.render.compare import render, verdict_line

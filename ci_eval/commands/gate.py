@@ -218,7 +218,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from ci_eval.agents.config import load_config
+    from ci_eval.agents.config_file import load_config
     from ci_eval.github import actions, context
     from ci_eval.github.comment import marker_for
     from ci_eval.render import no_verdict, trend

@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from ci_eval.agents.config import load_config
+    from ci_eval.agents.config_file import load_config
     from ci_eval.errors import EXIT_FAILED, EXIT_OK, UserError
     from ci_eval.run import isolation
     from ci_eval.run.grade import grade_patch, load_grading

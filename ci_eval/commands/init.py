@@ -152,7 +152,7 @@ def planned_files(root, args) -> dict:
     import datetime
     import re
 
-    from ci_eval.agents.config import parse_config, resolve_agent
+    from ci_eval.agents.config_file import parse_config, resolve_agent
     from ci_eval.errors import UserError
     from ci_eval.tasks.model import task_folders
     from ci_eval.verdict.baseline import BASELINE_FILE, Baseline, dumps_baseline

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _logs_folder(root):
-    from ci_eval.agents.config import load_config
+    from ci_eval.agents.config_file import load_config
 
     return root / load_config(root).failure_logs
 

@@ -51,11 +51,11 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
+    from ci_eval.agents.config_file import load_config
     from ci_eval.github import actions, client, context, pulls
     from ci_eval.render.baseline_change import changed_tasks, render_change
     from ci_eval.results.merge import merge_shard_folders
     from ci_eval.verdict.baseline import Baseline, baseline_path, load_baseline
-    from ci_eval.agents.config import load_config
     from ci_eval.verdict.update import update_baseline
 
     root = Path(args.root).resolve()

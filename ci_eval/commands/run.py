@@ -94,7 +94,8 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     from pathlib import Path
 
-    from ci_eval.agents.config import inline_agent, load_config, resolve_agent
+    from ci_eval.agents.config import inline_agent
+    from ci_eval.agents.config_file import load_config, resolve_agent
     from ci_eval.errors import UserError
     from ci_eval.output import ensure_dir
     from ci_eval.results import setup_problem

@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from ci_eval.agents.config import load_config
+    from ci_eval.agents.config_file import load_config
     from ci_eval.errors import EXIT_BAD_INPUT, EXIT_OK, UserError
     from ci_eval.tasks.problems import validate_tasks
 

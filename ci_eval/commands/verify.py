@@ -38,7 +38,7 @@ def run(args) -> int:
     import sys
     from pathlib import Path
 
-    from ci_eval.agents.config import load_config
+    from ci_eval.agents.config_file import load_config
     from ci_eval.errors import EXIT_FAILED, EXIT_OK, UserError
     from ci_eval.grading.testids import short_outcome
     from ci_eval.run import isolation

@@ -27,7 +27,7 @@ def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k
     `ci-eval compare` prints and the action's report mode publishes). A missing baseline file
     makes every task new (a repo's first PR gets a report); `selected` compares those tasks
     only (the others are neither inconclusive nor missing). The results are streamed: per-task
-    rows, no diff held. `rules`: ci-eval.yaml's gate section (agents.config.Config.gate).
+    rows, no diff held. `rules`: ci-eval.yaml's gate section (agents.config_file.Config.gate).
     `allow_empty`: a folder with no results compares as no results (the report of a run whose
     every planned shard is missing)."""
     loaded = stream.load_runs(results_dir) if allow_empty else stream.require_runs(results_dir)
