@@ -164,7 +164,7 @@ def test_agent_rewriting_workspace_cannot_change_which_checks_run(tmp_path):
     agent.write_text(
         "echo 'import sys; sys.exit(0)' > checks.py\n"
         "mkdir -p ci_eval && echo 'raise SystemExit(0)' > ci_eval/__init__.py\n"
-        "echo 'raise SystemExit(0)' > ci_eval/checks.py\n"
+        "mkdir -p ci_eval/checks && echo 'raise SystemExit(0)' > ci_eval/checks/__init__.py\n"
         "echo 'import sys; sys.exit(0)' > sitecustomize.py\n"
     )
     proc = cli("run", "-k", "1", "--agent-cmd", f"bash {agent}", cwd=repo)
