@@ -7,7 +7,7 @@ from __future__ import annotations
 from act_helpers import commit_repo, git
 
 from ci_eval.render import compare as rc
-from ci_eval.verdict.gate import TaskVerdict, Verdict
+from ci_eval.verdict.model import TaskVerdict, Verdict
 
 
 def tv(task, status, **kw):

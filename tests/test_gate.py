@@ -11,7 +11,7 @@ from ci_eval.results.records import one_agent
 from ci_eval.results import summary as summary_mod
 from ci_eval.results.summary import summarize
 from ci_eval.verdict import baseline as baseline_mod
-from ci_eval.verdict import gate
+from ci_eval.verdict import gate, model
 from ci_eval.verdict.baseline import Baseline, BaselineEntry
 
 HASH_A = "sha256:" + "a" * 64
@@ -28,10 +28,10 @@ def records(task: str, outcomes: str, agent: str = "ref", prompt_hash: str = HAS
     ]
 
 
-def result(task: str, outcomes: str, k: int | None = None, **kw) -> gate.TaskResult:
+def result(task: str, outcomes: str, k: int | None = None, **kw) -> model.TaskResult:
     recs = records(task, outcomes, **kw)
     hashes = frozenset(r["prompt_hash"] for r in recs)
-    return gate.TaskResult(summarize(task, recs, k), hashes)
+    return model.TaskResult(summarize(task, recs, k), hashes)
 
 
 def entry(task: str, passes: int, runs: int, **kw) -> BaselineEntry:
@@ -39,9 +39,9 @@ def entry(task: str, passes: int, runs: int, **kw) -> BaselineEntry:
     return BaselineEntry(task=task, passes=passes, runs=runs, recorded="2026-01-01", **kw)
 
 
-def state(task: str, **kw) -> gate.TaskState:
+def state(task: str, **kw) -> model.TaskState:
     kw.setdefault("prompt_hash", HASH_A)
-    return gate.TaskState(task=task, number=int(task.split("-")[1]), **kw)
+    return model.TaskState(task=task, number=int(task.split("-")[1]), **kw)
 
 
 # --- the rule at its edges ----------------------------------------------------------------------
@@ -74,11 +74,11 @@ def test_the_exact_edge_holds_from_recorded_runs_to_the_verdict():
     entry = BaselineEntry("task-001-a", 9, 10, "2026-01-01", "sha256:x")
     records = [{"run": n, "task": "task-001-a", "status": "pass" if n <= 6 else "fail",
                 "passed": n <= 6, "agent": "a"} for n in range(1, 11)]
-    result = gate.TaskResult(summarize("task-001-a", records, k=10))
-    state = gate.TaskState("task-001-a", 1, "sha256:x")
+    result = model.TaskResult(summarize("task-001-a", records, k=10))
+    state = model.TaskState("task-001-a", 1, "sha256:x")
     assert gate.classify("task-001-a", entry, state, result).status == "unchanged"
     records[5] = {**records[5], "status": "fail", "passed": False}  # 5/10: a drop of 0.40
-    result = gate.TaskResult(summarize("task-001-a", records, k=10))
+    result = model.TaskResult(summarize("task-001-a", records, k=10))
     assert gate.classify("task-001-a", entry, state, result).status == "regressed"
 
 
@@ -165,12 +165,12 @@ def test_fewer_runs_than_k_is_inconclusive():
     assert v.status == "inconclusive"
 
 
-def exited(task: str, outcomes: str, codes: str, k: int | None = None) -> gate.TaskResult:
+def exited(task: str, outcomes: str, codes: str, k: int | None = None) -> model.TaskResult:
     """result() whose runs' agents exited with the given codes (one digit per run)."""
     recs = records(task, outcomes)
     for record, code in zip(recs, codes):
         record["agent_exit_code"] = int(code)
-    return gate.TaskResult(summarize(task, recs, k), frozenset({HASH_A}))
+    return model.TaskResult(summarize(task, recs, k), frozenset({HASH_A}))
 
 
 T = "task-001-a"

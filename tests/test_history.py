@@ -15,7 +15,7 @@ from ci_eval.render import compare as rc
 from ci_eval.render import trend
 from ci_eval.results import history
 from ci_eval.results.history import RunSummary, TaskRecord
-from ci_eval.verdict.gate import TaskVerdict, Verdict
+from ci_eval.verdict.model import TaskVerdict, Verdict
 
 
 def summary(date="2026-03-01", recorded_at=None, commit="abc123", **tasks) -> RunSummary:

@@ -8,7 +8,7 @@ from fractions import Fraction as F
 
 from ci_eval.render import compare as rc
 from ci_eval.verdict.calibration import check_task
-from ci_eval.verdict.gate import TaskVerdict, Verdict
+from ci_eval.verdict.model import TaskVerdict, Verdict
 
 
 def tv(task, status, base=(4, 5), cur=(4, 5), *, gated=True, **kw) -> TaskVerdict:

@@ -19,7 +19,7 @@ from ci_eval.render.inert import code_span
 from ci_eval.render.junit import Case, render_cases
 from ci_eval.render.report import MOST_TRIPPED, rubric_line
 from ci_eval.verdict.axes import ALPHA
-from ci_eval.verdict.gate import TaskVerdict, Verdict
+from ci_eval.verdict.model import TaskVerdict, Verdict
 
 COMMENT_MARKER = "<!-- ci-eval-report -->"
 MAX_COMMENT_CHARS = 65_536

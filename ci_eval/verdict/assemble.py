@@ -12,7 +12,7 @@ from ci_eval.results import stream
 from ci_eval.results.notices import label_notices
 from ci_eval.results.summary import summarize_results, typical_k
 from ci_eval.tasks.load import load_tasks
-from ci_eval.verdict import calibration, gate
+from ci_eval.verdict import calibration, gate, model
 from ci_eval.verdict.baseline import Baseline, baseline_path, load_baseline
 from ci_eval.verdict.rules import DEFAULT_RULES, GateRules
 
@@ -50,13 +50,13 @@ def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k
     labels = {label for runs in loaded.values() for label in runs.isolation}
     notes += tuple(f"NOTICE: {n}" for n in label_notices(labels))
     states = {
-        t.id: gate.TaskState(t.id, t.number,
+        t.id: model.TaskState(t.id, t.number,
                              t.prompt_hash if t.prompt_path.is_file() else None, t.aspirational)
         for t in tasks
     }
     summaries = summarize_results(loaded, k)
     task_results = {
-        task: gate.TaskResult(summaries[task], frozenset(runs.prompt_hashes))
+        task: model.TaskResult(summaries[task], frozenset(runs.prompt_hashes))
         for task, runs in loaded.items()
     }
     warnings = calibration.check_all(

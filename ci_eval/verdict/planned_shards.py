@@ -13,7 +13,7 @@ import json
 from collections.abc import Collection, Mapping
 
 from ci_eval.errors import UserError
-from ci_eval.verdict.gate import TaskVerdict, Verdict
+from ci_eval.verdict.model import TaskVerdict, Verdict
 
 MAX_PLAN_CHARS = 4_000_000
 
