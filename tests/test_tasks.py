@@ -11,8 +11,15 @@ import pytest
 from ci_eval.errors import UserError
 from ci_eval.tasks import schema
 from ci_eval.tasks.load import load_task, load_tasks
-from ci_eval.tasks.model import DEFAULT_AGENT_TIMEOUT, DEFAULT_CHECKS_TIMEOUT, Task, select_tasks
-from ci_eval.tasks.problems import Problem, metadata_problems, validate_task, validate_tasks
+from ci_eval.tasks.metadata_problems import metadata_problems
+from ci_eval.tasks.model import (
+    DEFAULT_AGENT_TIMEOUT,
+    DEFAULT_CHECKS_TIMEOUT,
+    Problem,
+    Task,
+    select_tasks,
+)
+from ci_eval.tasks.problems import validate_task, validate_tasks
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

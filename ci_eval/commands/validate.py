@@ -77,7 +77,8 @@ def _grading_problems(folder, found: list) -> list:
     from ci_eval.errors import UserError
     from ci_eval.grading.rubric import RUBRIC_FILE, task_grading
     from ci_eval.output import read_user_file
-    from ci_eval.tasks.problems import Problem, read_metadata
+    from ci_eval.tasks.metadata_problems import read_metadata
+    from ci_eval.tasks.model import Problem
 
     rubric = folder / RUBRIC_FILE
     metadata, unreadable = read_metadata(folder / "metadata.json", task=folder.name)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ci_eval.tasks.layout_problems import name_problems, naming_problems
+from ci_eval.tasks.metadata_problems import loaded_metadata
 from ci_eval.tasks.model import (
     Task,
     archived_folders,
@@ -20,7 +22,6 @@ from ci_eval.tasks.model import (
     task_number,
     tasks_dir,
 )
-from ci_eval.tasks.problems import loaded_metadata, name_problems, naming_problems
 
 
 def load_tasks(root: Path, selected: list[str] | None = None) -> list[Task]:

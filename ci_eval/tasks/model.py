@@ -1,4 +1,5 @@
-"""The Task model: one task folder's parts and metadata, finding task folders and selecting tasks.
+"""The Task model: one task folder's parts and metadata, a Problem found in one, finding task
+folders and selecting tasks.
 
 Loading (`ci_eval.tasks.load`) and the problems validation reports (`ci_eval.tasks.problems`)
 build on this module; it imports neither.
@@ -115,6 +116,27 @@ class Task:
     def solutions(self) -> list[Path]:
         """solution/*.patch, *.diff, *.sh sorted by name (the order they are applied in)."""
         return solution_entries(self.solution_dir)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a task, printed as `path[:line]: [field: ]message`."""
+
+    path: Path  # the file or folder at fault
+    message: str
+    field: str | None = None  # JSON path ("$.difficulty") or other locator
+    line: int | None = None
+    task: str | None = None  # the task folder's name
+    rule: str | None = None  # lint rule, for lint findings
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else str(self.path)
+        return (
+            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        )
+
+    def error(self) -> UserError:
+        return UserError(str(self))
 
 
 def short_hash(prompt_hash: str) -> str:
