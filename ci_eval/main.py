@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from ci_eval import __version__
-from ci_eval.commands.options import ROOT_HELP
+from ci_eval.cli_options import ROOT_HELP
 from ci_eval.errors import EXIT_BAD_INPUT, UserError
 from ci_eval.output import MaskedStream, add_environment_secrets
 

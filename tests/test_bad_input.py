@@ -432,7 +432,7 @@ def test_run_timeout_must_be_finite_and_at_most_a_day(repo_root, make_task, cli,
 def test_positive_seconds_bounds():
     import argparse
 
-    from ci_eval.commands.options import positive_seconds
+    from ci_eval.cli_options import positive_seconds
     from ci_eval.tasks.model import MAX_TIMEOUT_SECONDS
     from ci_eval.tasks.schema import load_schema
 

@@ -340,7 +340,7 @@ def test_comment_full_table_gets_a_history_column():
 
 
 def test_the_cli_default_history_folder_is_the_stores():
-    from ci_eval.commands.options import DEFAULT_HISTORY
+    from ci_eval.cli_options import DEFAULT_HISTORY
     from ci_eval.results.history import DEFAULT_HISTORY_DIR
 
     assert DEFAULT_HISTORY == DEFAULT_HISTORY_DIR

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.commands.options import add_json_argument, positive_int
+from ci_eval.cli_options import add_json_argument, positive_int
 
 
 def add_parser(subparsers) -> None:

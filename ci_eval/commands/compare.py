@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.commands.options import (
+from ci_eval.cli_options import (
     add_baseline_argument,
     add_json_format_alias,
     add_results_argument,

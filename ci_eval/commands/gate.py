@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.commands.options import add_baseline_argument, add_root_argument, positive_int
+from ci_eval.cli_options import add_baseline_argument, add_root_argument, positive_int
 from ci_eval.github.comment import COMMENT_POLICIES
 
 HISTORY_FOLDER = "history"  # RESULTS/history/: the run summary of a default-branch run

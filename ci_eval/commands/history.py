@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.commands.options import (
+from ci_eval.cli_options import (
     add_history_argument,
     add_json_argument,
     add_results_argument,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.commands.options import add_json_argument, add_root_argument
+from ci_eval.cli_options import add_json_argument, add_root_argument
 
 FORMAT_HELP = {
     "fixture-json": "task.json {id, goal, verifier {name, args}} with buggy/ and expected/",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ci_eval.agents import installs
-from ci_eval.commands.options import add_root_argument
+from ci_eval.cli_options import add_root_argument
 
 ACTION_REPO = "ci-eval/ci-eval"
 ACTION_REF = f"{ACTION_REPO}@v1"

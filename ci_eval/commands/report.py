@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ci_eval.commands.options import (
+from ci_eval.cli_options import (
     add_json_format_alias,
     add_results_argument,
     add_root_argument,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ci_eval.commands.options import (
+from ci_eval.cli_options import (
     MAX_JOBS,
     MAX_RUNS_PER_TASK,
     add_json_format_alias,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.commands.options import (
+from ci_eval.cli_options import (
     add_json_argument,
     add_results_argument,
     add_root_argument,

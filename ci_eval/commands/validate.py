@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.commands.options import add_json_argument, add_root_argument, add_tasks_argument
+from ci_eval.cli_options import add_json_argument, add_root_argument, add_tasks_argument
 
 
 def add_parser(subparsers) -> None:

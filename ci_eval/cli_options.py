@@ -1,5 +1,6 @@
-"""The options several subcommands share, and argparse value types. One place each:
-a command module imports them from here, never from ci_eval.main (which loads the commands)."""
+"""The options several subcommands share, and argparse value types. One place each: a command
+module imports them from here, never from ci_eval.main (which loads the commands) nor from another
+command. For the CLI only: main and commands/ import it (docs/architecture.md)."""
 
 from __future__ import annotations
 
