@@ -77,9 +77,9 @@ def bare_group(task: Path, scratch: Path, out: Path) -> None:
 
 def harness_group(task: Path, repo: Path, out: Path) -> None:
     from ci_eval.agents.config import inline_agent
-    from ci_eval.run import isolation
     from ci_eval.run.runner import RunContext, run_tasks
-    from ci_eval.run.workspace import make_runs_base
+    from ci_eval.run.sandbox import isolation
+    from ci_eval.run.workspace.build import make_runs_base
     from ci_eval.tasks.load import load_task
 
     loaded = load_task(task)
@@ -94,7 +94,7 @@ def harness_group(task: Path, repo: Path, out: Path) -> None:
 def cpu_seconds() -> float:
     """CPU time of this process, its reaped children and the sandbox launchers (which reap
     the sandboxed commands): the work done, less sensitive to the machine's load than wall."""
-    from ci_eval.run import launcher
+    from ci_eval.run.sandbox import launcher
 
     total = 0.0
     for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
@@ -111,7 +111,7 @@ def cpu_seconds() -> float:
 
 
 def per_sample(base: Path, groups: int) -> dict:
-    from ci_eval.run import isolation
+    from ci_eval.run.sandbox import isolation
 
     repo = base / "repo"
     tasks = repo / "tasks"

@@ -41,7 +41,7 @@ def write_task(root: Path, name: str = "task-001-greet", *, checks: str = PASSIN
 def task_with_workspace(root: Path, checks: str):
     """A loaded task under root/repo and a fresh workspace for it in root/runs:
     (task, workspace, the runs folder)."""
-    from ci_eval.run.workspace import create_workspace
+    from ci_eval.run.workspace.build import create_workspace
     from ci_eval.tasks.load import load_task
 
     task = load_task(write_task(root / "repo", checks=checks).resolve())

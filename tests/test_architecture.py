@@ -226,6 +226,159 @@ def test_cli_options_is_imported_by_main_and_commands_only(fake_package):
         "ci_eval/run/x.py", "ci_eval/verdict/gate.py"], problems
 
 
+# --- the rooms of run/ and its programs -----------------------------------------------------
+
+ENTRIES = ("main", "serve", "judge")  # a program's entry: only its own interpreter runs it
+CLI_MODULES = ("ci_eval.__main__", "ci_eval.main")
+
+
+def is_program(module: str) -> bool:
+    return module.rsplit(".", 1)[-1].endswith("_program")
+
+
+def room_rules(doc: str) -> dict[str, set[str]]:
+    """room -> the rooms it may import, from the table between the rooms markers."""
+    return layer_rules(doc.replace("<!-- layers:", "<!-- other:").replace("<!-- rooms:", "<!-- layers:"))
+
+
+def room_of(module: str) -> str | None:
+    """ci_eval.run.sandbox.process -> sandbox; ci_eval.run.runner -> None (the top of run/)."""
+    parts = module.split(".")
+    if parts[:2] != ["ci_eval", "run"] or len(parts) < 3:
+        return None
+    return parts[2] if (PACKAGE / "run" / parts[2] / "__init__.py").exists() else None
+
+
+def imported_modules(target: str, names: list[str], known: set[str]) -> list[str]:
+    """`from ci_eval.run.sandbox import launcher` imports ci_eval.run.sandbox.launcher."""
+    submodules = [f"{target}.{name}" for name in names if f"{target}.{name}" in known]
+    return submodules if submodules and len(submodules) == len(names) else [target]
+
+
+def run_room_problems() -> list[str]:
+    rules = room_rules((ROOT / "docs" / "architecture.md").read_text(encoding="utf-8"))
+    known = {name for name, _ in modules()}
+    problems = []
+    for module, path in modules():
+        room = room_of(module)
+        if room is None or is_program(module):
+            continue
+        if room not in rules:
+            problems.append(f"{path.relative_to(ROOT)}: room {room!r} is not in the rooms table")
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for target, names, node, _ in imports(tree, module, path.name == "__init__.py"):
+            for imported in imported_modules(target, names, known):
+                other = room_of(imported)
+                if (not imported.startswith("ci_eval.run") or is_program(imported)
+                        or other in rules[room]):
+                    continue
+                where = f"{path.relative_to(ROOT)}:{node.lineno}"
+                problems.append(f"{where}: run/{room}/ imports {imported} "
+                                f"({other or 'the top of run/'} is not in its row)")
+    return problems
+
+
+def program_problems() -> list[str]:
+    """The naming rule for modules that run as their own program (docs/architecture.md)."""
+    known = {name for name, _ in modules()}
+    problems = []
+    for module, path in modules():
+        where = path.relative_to(ROOT)
+        if path.name.startswith("_") and not path.name.startswith("__"):
+            problems.append(f"{where}: a module named with a leading underscore (private "
+                            "elsewhere); a program is <name>_program.py")
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if module not in CLI_MODULES and not is_program(module) and any(
+                isinstance(node, ast.If) and "__main__" in ast.unparse(node.test)
+                for node in tree.body):
+            problems.append(f"{where}: runs as a program (__main__) but is not named "
+                            "<name>_program.py")
+        aliases = set()
+        for target, names, node, _ in imports(tree, module, path.name == "__init__.py"):
+            line = f"{where}:{node.lineno}"
+            for imported in imported_modules(target, names, known):
+                if is_program(module) and not is_program(imported) and imported != "ci_eval":
+                    problems.append(f"{line}: the program {module} imports {imported} (a "
+                                    "program imports only the standard library and programs)")
+                if is_program(imported) and not is_program(module):
+                    entries = [n for n in names if n in ENTRIES]
+                    if entries:
+                        problems.append(f"{line}: imports the entry {entries[0]} of the "
+                                        f"program {imported}")
+                    aliases.update(a.asname or a.name for a in node.names
+                                   if is_program(f"{target}.{a.name}") or is_program(target))
+        for node in ast.walk(tree):
+            if (aliases and isinstance(node, ast.Attribute) and node.attr in ENTRIES
+                    and isinstance(node.value, ast.Name) and node.value.id in aliases):
+                problems.append(f"{where}:{node.lineno}: runs {node.value.id}.{node.attr} "
+                                "in process (a program's entry is its own interpreter's)")
+    return problems
+
+
+def test_run_rooms_import_only_the_rooms_their_row_lists():
+    assert run_room_problems() == []
+
+
+def test_programs_follow_the_naming_rule():
+    assert program_problems() == []
+
+
+def test_the_rooms_are_read_from_the_doc():
+    rules = room_rules((ROOT / "docs" / "architecture.md").read_text())
+    assert rules["sandbox"] == {"sandbox"}
+    assert "docker" not in rules["agent"] and "checks" not in rules["workspace"]
+
+
+@pytest.fixture
+def fake_rooms(fake_package):
+    for room in ("sandbox", "checks", "agent"):
+        (fake_package / "run" / room).mkdir()
+        (fake_package / "run" / room / "__init__.py").write_text('"""x."""\n')
+    (fake_package / "run" / "sandbox" / "tool_program.py").write_text("def main():\n    pass\n")
+    (fake_package / "run" / "sandbox" / "view.py").write_text("X = 1\n")
+    (fake_package / "run" / "agent" / "start.py").write_text("Y = 1\n")
+    return fake_package / "run"
+
+
+def test_the_room_rule_catches_an_import_up_and_across(fake_rooms):
+    (fake_rooms / "sandbox" / "bad.py").write_text("from ci_eval.run.agent.start import Y\n")
+    (fake_rooms / "checks" / "bad.py").write_text("from ci_eval.run import runner\n")
+    (fake_rooms / "runner.py").write_text("from ci_eval.run.sandbox import view\n")
+    (fake_rooms / "checks" / "fine.py").write_text(
+        "from ci_eval.run.sandbox import view\nfrom ci_eval.run.sandbox.tool_program import X\n")
+    problems = run_room_problems()
+    assert [p.split(":")[0] for p in problems] == [
+        "ci_eval/run/checks/bad.py", "ci_eval/run/sandbox/bad.py"], problems
+    assert "run/sandbox/ imports ci_eval.run.agent.start" in problems[1]
+
+
+@pytest.mark.parametrize("module, source, needle", [
+    ("run/sandbox/_tool.py", "X = 1\n", "leading underscore"),
+    ("run/sandbox/tool.py", "if __name__ == '__main__':\n    pass\n", "not named"),
+    ("run/sandbox/other_program.py", "from ci_eval.run.sandbox import view\n",
+     "imports ci_eval.run.sandbox.view"),
+    ("run/sandbox/other_program.py", "from ci_eval.results import store\n",
+     "imports ci_eval.results.store"),
+    ("run/checks/x.py", "from ci_eval.run.sandbox.tool_program import main\n", "entry main"),
+    ("run/checks/x.py", "from ci_eval.run.sandbox import tool_program\ntool_program.main()\n",
+     "runs tool_program.main in process"),
+])
+def test_the_program_rule_catches_each_kind_of_violation(fake_rooms, module, source, needle):
+    (fake_rooms.parent / module).write_text(source)
+    problems = program_problems()
+    assert any(needle in p for p in problems), problems
+
+
+def test_the_program_rule_allows_what_programs_share(fake_rooms):
+    (fake_rooms / "sandbox" / "other_program.py").write_text(
+        "from ci_eval.run.sandbox import tool_program\ntool_program.main()\n"
+        "if __name__ == '__main__':\n    pass\n")
+    (fake_rooms / "checks" / "x.py").write_text(
+        "from ci_eval.run.sandbox.tool_program import View\n")
+    assert program_problems() == []
+
+
 def test_a_missing_command_module_fails_loudly(monkeypatch):
     from ci_eval import main
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from ci_eval.grading.rubric import rubric_from_data
 from ci_eval.grading.score import score
-from ci_eval.run import diff as diff_mod
-from ci_eval.run.diff import workspace_diff
-from ci_eval.run.sourcetext import source_lines, source_text
+from ci_eval.run.workspace import diff as diff_mod
+from ci_eval.run.workspace.diff import workspace_diff
+from ci_eval.run.workspace.sourcetext import source_lines, source_text
 
 PASSED = {"t.py::test_a": "PASSED"}
 

@@ -1,4 +1,4 @@
-"""Renames in the recorded diff (run/diff.py + run/renames.py) and how the rubric counts them:
+"""Renames in the recorded diff (run/workspace/diff.py + run/workspace/renames.py) and how the rubric counts them:
 a pure rename is 1 file and 0 lines, a rename with edits counts only the edited lines."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from ci_eval.grading.diffview import added_lines, files_in
 from ci_eval.grading.rubric import rubric_from_data
 from ci_eval.grading.score import score
-from ci_eval.run.diff import workspace_diff
-from ci_eval.run.renames import MAX_CANDIDATE_PAIRS, pair_renames
+from ci_eval.run.workspace.diff import workspace_diff
+from ci_eval.run.workspace.renames import MAX_CANDIDATE_PAIRS, pair_renames
 
 BODY = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(29))  # 116 lines
 

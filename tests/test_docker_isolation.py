@@ -19,8 +19,8 @@ import pytest
 from docker_helpers import busybox_image, docker_engine  # noqa: F401 - fixtures
 
 from ci_eval.run.docker.containers import ContainerSpec, Mount, run_argv
-from ci_eval.run.docker.engine import kept_under
 from ci_eval.run.docker.settings import DockerSettings
+from ci_eval.run.sandbox.views import kept_under
 
 LIMITS = {"cpus": 0.5, "memory_mb": 96, "pids": 64}
 
@@ -194,7 +194,7 @@ def test_hiding_run_keeps_the_resolver_file_it_links_to(tmp_path):
         link.symlink_to(target)
         kept = kept_under(("/run",), files=(str(link), str(tmp_path / "plain")))
         assert kept == (str(target),)
-        sandbox = Path(__file__).resolve().parents[1] / "ci_eval" / "run" / "_sandbox.py"
+        sandbox = Path(__file__).resolve().parents[1] / "ci_eval" / "run" / "sandbox" / "sandbox_program.py"
         seen = subprocess.run(
             ["unshare", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc",
              "--propagation", "private", sys.executable, "-I", "-S", str(sandbox),

@@ -12,16 +12,15 @@ this covers the rest, and that every task ships at least one gaming negative
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import os
 import tempfile
+from pathlib import Path
 
 import pytest
 
-from ci_eval.run import isolation
-from ci_eval.run.scoring import run_checks
-from ci_eval.run.workspace import apply_output, create_workspace
+from ci_eval.run.checks.scoring import run_checks
+from ci_eval.run.sandbox import isolation
+from ci_eval.run.workspace.build import apply_output, create_workspace
 from ci_eval.tasks.load import load_task
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,7 +12,7 @@ from ci_eval.grading.diffview import added_lines, glob_regex, matches
 from ci_eval.grading.rubric import rubric_from_data
 from ci_eval.grading.score import round_score, score
 from ci_eval.importers.base import file_patch
-from ci_eval.run.diff import FileChange, WorkspaceDiff
+from ci_eval.run.workspace.diff import FileChange, WorkspaceDiff
 
 F2P = ["t.py::test_a", "t.py::test_b"]
 P2P = ["t.py::test_c"]
@@ -20,7 +20,7 @@ ALL_PASS = {t: "PASSED" for t in F2P + P2P}
 
 
 def make_diff(changes: dict, *, truncate_at: int | None = None) -> WorkspaceDiff:
-    """changes: path -> (old text or None, new text): a diff shaped like run/diff.py's."""
+    """changes: path -> (old text or None, new text): a diff shaped like run/workspace/diff.py's."""
     text, files, cut = "", [], []
     for path, (old, new) in sorted(changes.items()):
         part = file_patch({path: old.encode()} if old is not None else {}, {path: new.encode()})

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from harness_helpers import cli, live_pids_with, read_lines, write_task
 
-from ci_eval.run import isolation
+from ci_eval.run.sandbox import isolation
 
 
 def test_reference_passes_noop_fails_and_results_have_one_line_per_run(tmp_path):

@@ -1,4 +1,4 @@
-"""The HOME agents and checks run with (run/home.py): `home:` in ci-eval.yaml, the agent's own
+"""The HOME agents and checks run with (run/sandbox/home.py): `home:` in ci-eval.yaml, the agent's own
 HOME with a preset's login file and home files, and what stays visible of the host's HOME."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from ci_eval.agents.config import AgentConfig
 from ci_eval.agents.config_file import parse_config
 from ci_eval.agents.presets import PRESETS
 from ci_eval.errors import UserError
-from ci_eval.run import home as home_mod
-from ci_eval.run.isolation import hidden_host_home, host_home_kept
+from ci_eval.run.sandbox import home as home_mod
+from ci_eval.run.sandbox.views import hidden_host_home, host_home_kept
 
 
 @pytest.mark.parametrize("spec, field", [

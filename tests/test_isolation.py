@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from harness_helpers import cli, live_pids_with, read_lines, write_task
 
-from ci_eval.run import isolation
+from ci_eval.run.sandbox import isolation, views
 
 SANDBOXED = isolation.detect().agent_sandboxed
 needs_sandbox = pytest.mark.skipif(not SANDBOXED, reason="no agent sandbox on this machine")
@@ -186,7 +186,7 @@ def test_a_shared_home_gets_a_fresh_folder_where_no_overlay_can_be_made(tmp_path
     assert proc.returncode == 0, proc.stderr
     record = read_lines(repo / "results" / "task-001-greet.jsonl")[0]
     lines = _added_files(record["diff"])["home.txt"]
-    assert lines[0].endswith(f"/{isolation.SCRATCH}/home"), lines
+    assert lines[0].endswith(f"/{views.SCRATCH}/home"), lines
     assert lines[1:] == ["wrote", "refused"]
     assert not Path("/direct.txt").exists()
 
@@ -208,7 +208,7 @@ def _run_sandbox(base: Path, python: str, sandbox: list[str], *, user: list[str]
             python, "-I", "-S", *sandbox,
             *(arg for path in private for arg in ("--private", path)), "--tmpfs", "/var/tmp",
             "--hide", str(hidden),
-            "--writable", str(run_dir), "--scratch", str(run_dir / isolation.SCRATCH),
+            "--writable", str(run_dir), "--scratch", str(run_dir / views.SCRATCH),
             "--home", str(home), "--", "bash", "-c",
             CHECK_VIEW.format(hidden=hidden, tmp=private[-1] if private else "/var/tmp")]
     try:
@@ -216,7 +216,7 @@ def _run_sandbox(base: Path, python: str, sandbox: list[str], *, user: list[str]
                               env={"PATH": os.environ["PATH"], "HOME": str(home)},
                               timeout=60, check=False)
     finally:
-        isolation.release_scratch(run_dir)
+        views.release_scratch(run_dir)
         subprocess.run([*user, python, "-c", f"import shutil; shutil.rmtree({str(run_dir)!r})"],
                        check=True)
         assert not run_dir.exists(), "the run folder could not be removed"
@@ -236,8 +236,8 @@ def test_sandbox_without_mount_setattr_falls_back_to_one_remount_per_mount(tmp_p
     """Kernels before 5.12 lack mount_setattr(2): every mount is remounted read-only by itself."""
     base = _sandbox_base(tmp_path)
     code = (f"import sys; sys.path.insert(0, {str(Path(isolation.__file__).parent)!r}); "
-            "import _sandbox; _sandbox.USE_MOUNT_SETATTR = False; "
-            "sys.argv[1:] = sys.argv[2:]; sys.exit(_sandbox.main())")
+            "import sandbox_program; sandbox_program.USE_MOUNT_SETATTR = False; "
+            "sys.argv[1:] = sys.argv[2:]; sys.exit(sandbox_program.main())")
     home = Path(os.environ["HOME"])
     proc = _run_sandbox(base, sys.executable, ["-c", code, "-c"], home=home)
     assert proc.returncode == 0, proc.stderr
@@ -271,9 +271,9 @@ def test_sandbox_as_non_root_in_a_user_namespace():
     try:
         _sandbox_base(base, pwd.getpwnam("nobody").pw_uid)
         base.chmod(0o755)
-        shutil.copy(Path(isolation.__file__).with_name("_sandbox.py"), base / "_sandbox.py")
+        shutil.copy(Path(isolation.__file__).with_name("sandbox_program.py"), base / "sandbox_program.py")
         # /tmp not private: HOME in it gets an overlay (userxattr), not the fallback
-        proc = _run_sandbox(base, python, [str(base / "_sandbox.py")], user=NOBODY,
+        proc = _run_sandbox(base, python, [str(base / "sandbox_program.py")], user=NOBODY,
                             home=base / "home", private=())
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.split() == ["ws-ok", "usr-ro", "hidden-ok", "home-ok", "tmp-ok"], proc
@@ -337,7 +337,7 @@ def test_without_setpriv_a_python_shim_arms_the_parent_death_signal(tmp_path):
     script.write_text(
         "import os, sys, threading\n"
         "os.environ['PATH'] = '/nonexistent'\n"  # no setpriv to find
-        "from ci_eval.run import process\n"
+        "from ci_eval.run.sandbox import process\n"
         "assert 'setpriv' not in process.death_signal_prefix()[0], process.death_signal_prefix()\n"
         "def run():\n"
         f"    print(process.run_process(['/bin/sleep', '3{marker}'], cwd='/', env={{}},\n"
@@ -384,9 +384,8 @@ pathlib.Path("found.txt").write_text("\n".join([*found, "END"]) + "\n")
 def test_run_agent_hides_the_folders_it_is_told_to(tmp_path):
     """agents.run_agent(hide=...) with a real sandboxed agent: runner passes its results folder."""
     from ci_eval.agents.config import inline_agent
-    from ci_eval.run.agent import RunPaths, run_agent
-    from ci_eval.run.workspace import make_runs_base
-    from ci_eval.run.workspace import create_workspace, remove_tree
+    from ci_eval.run.agent.start import RunPaths, run_agent
+    from ci_eval.run.workspace.build import create_workspace, make_runs_base, remove_tree
     from ci_eval.tasks.load import load_tasks
 
     repo = tmp_path / "repo"

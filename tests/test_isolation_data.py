@@ -1,7 +1,7 @@
 """Isolation is typed data end to end: run/isolation.Isolation writes its label and
 results/notices.parse_isolation reads it back (old results' labels included), the notices of every
 report come from the parsed value, never from substrings; the sandbox's view goes to the launcher
-as a _sandbox.View, not as an option list."""
+as a sandbox_program.View, not as an option list."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ from ci_eval.results.notices import (
     label_notices,
     parse_isolation,
 )
-from ci_eval.run._sandbox import View
-from ci_eval.run.isolation import Isolation, agent_request, unsandboxed_checks_argv
+from ci_eval.run.sandbox.isolation import Isolation, unsandboxed_checks_argv
+from ci_eval.run.sandbox.requests import agent_request
+from ci_eval.run.sandbox.sandbox_program import View
 
 NO_AGENT = "agents ran without a sandbox: solutions were readable by the agent"
 NO_CHECKS = ("checks ran without a sandbox: agent code they ran could read the harness's files "

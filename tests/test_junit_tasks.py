@@ -1,6 +1,6 @@
 """Tasks beyond Python (issue #25, item 1): a JavaScript golden task whose checks run node's own
 test runner and read each test's outcome from the JUnit report it writes to a path ci-eval chose
-outside the workspace (ci_eval.checks.run_junit_tests, ci_eval/run/junit_report.py)."""
+outside the workspace (ci_eval.checks.run_junit_tests, ci_eval/run/checks/junit_report.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from ci_eval.importers.base import file_patch
-from ci_eval.run.junit_report import MAX_DEPTH, JUnitError, parse_junit
+from ci_eval.run.checks.junit_report import MAX_DEPTH, JUnitError, parse_junit
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None,
                                 reason="node is not installed (.ci/run installs nodejs)")

@@ -1,4 +1,4 @@
-"""The sandbox launcher (run/launcher.py, run/_launcher.py) for real: what a command forked by it
+"""The sandbox launcher (run/sandbox/launcher.py, run/sandbox/launcher_program.py) for real: what a command forked by it
 gets (exit codes, signals, pipes, capabilities, sys.path, environment, command line), what it
 cannot reach (the launcher's socket, the result pipe), and what happens when the launcher dies."""
 
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from harness_helpers import task_with_workspace
 
-from ci_eval.run import _sandbox, isolation, launcher
-from ci_eval.run.process import Pipe, run_process
+from ci_eval.run.sandbox import isolation, launcher, requests, sandbox_program, views
+from ci_eval.run.sandbox.process import Pipe, run_process
 
 SANDBOXED = isolation.detect().agent_sandboxed
 pytestmark = pytest.mark.skipif(not SANDBOXED, reason="no agent sandbox on this machine")
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.skipif(not SANDBOXED, reason="no agent sandbox on this 
 
 def _agent(run_dir: Path, command: list[str], timeout: float = 30):
     """`command` in a real agent sandbox over run_dir/ws; (result, sandbox failure or None)."""
-    request = isolation.agent_request(isolation.detect(), command, repo_root=run_dir / "repo",
+    request = requests.agent_request(isolation.detect(), command, repo_root=run_dir / "repo",
                                       runs_base=run_dir.parent, run_dir=run_dir)
     with Pipe() as status:
         try:
@@ -32,8 +32,8 @@ def _agent(run_dir: Path, command: list[str], timeout: float = 30):
                                  timeout=timeout, pipes=(status,),
                                  launch=(launcher.AGENTS, request))
         finally:
-            isolation.release_scratch(run_dir)
-        return result, _sandbox.read_failure(status.read(), result.launch_error)
+            views.release_scratch(run_dir)
+        return result, sandbox_program.read_failure(status.read(), result.launch_error)
 
 
 @pytest.fixture
@@ -50,7 +50,7 @@ def test_exit_codes_signals_and_a_missing_command_come_back_as_subprocess_gives_
     crash = [sys.executable, "-c", "import ctypes; ctypes.string_at(0)"]
     assert _agent(run_dir, crash)[0].exit_code == -signal.SIGSEGV
     result, failure = _agent(run_dir, ["no-such-command-ci-eval"])
-    assert failure == _sandbox.Failure(_sandbox.FailureKind.COMMAND_NOT_FOUND,
+    assert failure == sandbox_program.Failure(sandbox_program.FailureKind.COMMAND_NOT_FOUND,
                                        "command not found: no-such-command-ci-eval")
     result, failure = _agent(run_dir, ["sh", "-c", "echo out; echo err >&2"])
     assert (result.exit_code, failure) == (0, None)
@@ -86,7 +86,7 @@ def test_sandboxed_commands_have_no_capabilities_and_see_hidden_folders_empty(ru
              "for path in sys.argv[1:]:\n"
              "    try: open(os.path.join(path, 'x'), 'w'); print('writable', path)\n"
              "    except OSError as exc: print(exc.errno, os.listdir(path))\n")
-    request = isolation.agent_request(isolation.detect(), [], repo_root=run_dir / "repo",
+    request = requests.agent_request(isolation.detect(), [], repo_root=run_dir / "repo",
                                       runs_base=run_dir.parent, run_dir=run_dir,
                                       hide=tuple(hidden))
     command = [sys.executable, "-c", probe, *map(str, hidden)]
@@ -94,7 +94,7 @@ def test_sandboxed_commands_have_no_capabilities_and_see_hidden_folders_empty(ru
     with Pipe() as status:
         result = run_process(command, cwd=run_dir / "ws", env={"PATH": os.defpath}, timeout=30,
                              pipes=(status,), launch=(launcher.AGENTS, request))
-        isolation.release_scratch(run_dir)
+        views.release_scratch(run_dir)
         assert status.read() == ""
     lines = result.output_tail.splitlines()
     assert lines[0].split() == ["0000000000000000"] * 3, lines
@@ -104,7 +104,7 @@ def test_sandboxed_commands_have_no_capabilities_and_see_hidden_folders_empty(ru
 def test_checks_run_in_the_forked_process_as_python_I_would_run_them(tmp_path, monkeypatch):
     """sys.path (no workspace, the checks' folder first), the checks' environment only, no
     capabilities, a command line that names the checks, and __main__ as python makes it."""
-    from ci_eval.run.scoring import run_checks
+    from ci_eval.run.checks.scoring import run_checks
 
     checks = ("import json, os, sys, __main__\n"
               "caps = [l.split()[1] for l in open('/proc/self/status') if l.startswith('CapEff')]\n"
@@ -138,7 +138,7 @@ def test_checks_run_in_the_forked_process_as_python_I_would_run_them(tmp_path, m
 def test_forked_checks_end_as_a_program_ends(tmp_path, exit_line, kind):
     """After checks.py, what an interpreter's exit does: a non-daemon thread it started runs to
     its end, its atexit handlers run (after the verdict), the exit status is the checks'."""
-    from ci_eval.run.scoring import run_checks
+    from ci_eval.run.checks.scoring import run_checks
 
     checks = ("import atexit, os, sys, threading, time\n"
               "def late():\n"
@@ -186,7 +186,7 @@ def test_commands_die_with_a_killed_launcher(run_dir):
     os.kill(launcher.AGENTS.pid, signal.SIGKILL)
     thread.join(30)
     result, failure = outcome["result"]
-    assert failure == _sandbox.Failure(_sandbox.FailureKind.SANDBOX,
+    assert failure == sandbox_program.Failure(sandbox_program.FailureKind.SANDBOX,
                                        "sandbox launcher: the sandbox launcher ended"), failure
     assert live_pids_with(marker) == []
 
@@ -196,7 +196,7 @@ def test_checks_get_exit_and_quit_and_the_same_path_with_and_without_the_sandbox
         tmp_path, sandboxed):
     """Both starts skip the site module (-S): exit() and quit() are still there, as under
     `python checks.py`, and sys.path is the one the harness computed, workspace-free."""
-    from ci_eval.run.scoring import run_checks
+    from ci_eval.run.checks.scoring import run_checks
 
     checks = ("import json, sys\n"
               "open('seen.json', 'w').write(json.dumps(sys.path))\n"
@@ -208,4 +208,4 @@ def test_checks_get_exit_and_quit_and_the_same_path_with_and_without_the_sandbox
     outcome = run_checks(task, workspace, where, checks_dir=runs / "run.checks", runs_base=runs)
     assert outcome.kind.value == "pass", outcome
     seen = json.loads((workspace / "seen.json").read_text())
-    assert seen == [str(task_dir), *isolation.checks_sys_path()]
+    assert seen == [str(task_dir), *requests.checks_sys_path()]

@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from ci_eval.run._launcher import ResultKind, read_result, tell
-from ci_eval.run._sandbox import Failure, FailureKind, read_failure, report
+from ci_eval.run.sandbox.launcher_program import ResultKind, read_result, tell
+from ci_eval.run.sandbox.sandbox_program import Failure, FailureKind, read_failure, report
 
 
 def _said(write) -> str:

@@ -14,7 +14,7 @@ import threading
 import pytest
 from harness_helpers import read_lines
 
-from ci_eval.run import isolation
+from ci_eval.run.sandbox import isolation
 from tests.test_upstream_tasks import upstream
 
 SANDBOXED = isolation.detect().agent_sandboxed

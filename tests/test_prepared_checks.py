@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from harness_helpers import cli, read_lines, task_with_workspace, write_task
 
-from ci_eval.run import _sandbox, isolation, launcher
-from ci_eval.run.scoring import CheckKind, ChecksRun
+from ci_eval.run.checks.scoring import CheckKind, ChecksRun
+from ci_eval.run.sandbox import isolation, launcher, sandbox_program
 
 SANDBOXED = isolation.detect().checks_sandboxed and isolation.detect().agent_sandboxed
 pytestmark = pytest.mark.skipif(not SANDBOXED, reason="no sandboxes on this machine")
@@ -71,23 +71,23 @@ def test_aborted_checks_end_with_nothing_run(tmp_path):
 
 
 def test_a_held_folder_swapped_for_another_or_for_a_link_is_refused(tmp_path):
-    """What the sandbox checks while it builds its view (_sandbox._open_path): the path must still
+    """What the sandbox checks while it builds its view (sandbox_program._open_path): the path must still
     be the folder the harness held; the view is never built over another one."""
     real, other = tmp_path / "workspace", tmp_path / "other"
     real.mkdir()
     other.mkdir()
     held = os.open(real, os.O_PATH | os.O_DIRECTORY)
-    same = _sandbox._open_path(str(real), os.dup(held))
+    same = sandbox_program._open_path(str(real), os.dup(held))
     os.close(same)
     real.rename(tmp_path / "moved")
     other.rename(real)  # another folder at the path
     with pytest.raises(OSError) as swapped:
-        _sandbox._open_path(str(real), os.dup(held))
+        sandbox_program._open_path(str(real), os.dup(held))
     assert swapped.value.errno == errno.ESTALE
     real.rename(other)
     real.symlink_to(tmp_path / "moved")  # a link to the right folder: refused all the same
     with pytest.raises(OSError) as linked:
-        _sandbox._open_path(str(real), os.dup(held))
+        sandbox_program._open_path(str(real), os.dup(held))
     assert linked.value.errno in (errno.ELOOP, errno.ENOTDIR)
     os.close(held)
 

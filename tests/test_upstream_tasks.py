@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from ci_eval.importers.base import file_patch
-from ci_eval.run.workspace import WorkspaceFactory
+from ci_eval.run.workspace.build import WorkspaceFactory
 from ci_eval.tasks.upstream import tree
 
 CALC = "def add(a, b):\n    return a - b\n"

@@ -1,4 +1,4 @@
-"""The workspace's .git is written without git (run/gitdir.py): real git must read it as the
+"""The workspace's .git is written without git (run/workspace/gitdir.py): real git must read it as the
 repository `git init` + `git add -A` + `git commit` would have made, clean and fsck-valid."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ci_eval.run.gitdir import git_files, write_git
-from ci_eval.run.workspace import GIT_ENV, WorkspaceFactory, create_workspace
+from ci_eval.run.workspace.build import GIT_ENV, WorkspaceFactory, create_workspace
+from ci_eval.run.workspace.gitdir import git_files, write_git
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

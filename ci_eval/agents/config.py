@@ -57,7 +57,7 @@ AGENT_KEYS = ("command", "preset", "model", "args", "base_url", "timeout_seconds
               "usage", "placement", "home", "network", "allow_hosts")
 USAGE_MODES = ("file", "none")
 HOME_MODES = ("run", "host")  # a HOME of its own per run (the default), or the host's
-NETWORK_MODES = ("host", "api-only")  # run/api_proxy.py; default: api-only on pinned tasks
+NETWORK_MODES = ("host", "api-only")  # run/agent/api_proxy.py; default: api-only on pinned tasks
 AGENT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -139,7 +139,7 @@ def env_problem(agent: AgentConfig, environ: Mapping[str, str]) -> str | None:
             return None
         login = preset.login_path(environ)
         if login is not None and os.path.isfile(login):
-            return None  # the tool's own login file: copied into the agent's HOME (run/home.py)
+            return None  # the tool's own login file: copied into the agent's HOME (run/sandbox/home.py)
         logged_in = f", or log in with {preset.program} (no {login})" if login else ""
         return (f"agent {agent.name} ({agent.preset}): {preset.key_env[0]} is not set "
                 f"(set one of {', '.join(preset.key_env)}{logged_in})")

@@ -175,7 +175,7 @@ class Preset(ABC):
     def home_files(self, model: str | None) -> dict[str, str]:
         """Files the tool needs in its HOME: {path relative to HOME: text}, such as
         {".gemini/settings.json": "{...}"}. Written into the agent's own HOME of every run
-        (run/home.py) before the tool starts, after the login file; not written with
+        (run/sandbox/home.py) before the tool starts, after the login file; not written with
         `home: host` (the host's HOME is the user's). Paths are relative, without "..".
         """
         return {}

@@ -1,5 +1,5 @@
 """The JUnit side: run_junit_tests, a task's own test command (any runner) judged from the JUnit
-XML report it writes outside the workspace (ci_eval/run/junit_run.py runs it)."""
+XML report it writes outside the workspace (ci_eval/run/checks/junit_run.py runs it)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from ci_eval.checks.result import CheckResult, tests_result
 from ci_eval.checks.task_folder import report_dir, restore_pristine
 from ci_eval.grading.testids import judge_tests
-from ci_eval.run.junit_run import run_junit
+from ci_eval.run.checks.junit_run import run_junit
 
 
 def run_junit_tests(
@@ -27,7 +27,7 @@ def run_junit_tests(
     the variable named by report_env, e.g.
     run_junit_tests(["node", "--test", "--test-reporter=junit",
     "--test-reporter-destination={report}"], fail_to_pass=["parse > reads units"]).
-    Test ids and the report's limits: ci_eval/run/junit_report.py. The rules of run_tests hold:
+    Test ids and the report's limits: ci_eval/run/checks/junit_report.py. The rules of run_tests hold:
     skipped, errored and missing fail; no report is "no evidence the tests ran"; an exit code
     that disagrees with the report fails. restore: paths put back from repo-state/ first."""
     fail_to_pass, pass_to_pass = list(fail_to_pass), list(pass_to_pass)

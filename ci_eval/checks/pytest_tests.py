@@ -16,17 +16,17 @@ import ci_eval
 from ci_eval.checks.result import CheckResult, tail, tests_result
 from ci_eval.checks.task_folder import declared_tests, report_dir, restore_pristine, task_dir
 from ci_eval.grading.testids import judge_tests
-from ci_eval.run.pytest_report import (
+from ci_eval.run.checks.pytest_report import (
     ReportError,
     read_report,
     sentinel_ids,
     sentinel_problem,
     write_report,
 )
-from ci_eval.run.restore import conftests_on_the_way, pristine_ini
-from ci_eval.run.strays import run_step
+from ci_eval.run.checks.restore import conftests_on_the_way, pristine_ini
+from ci_eval.run.checks.strays import run_step
 
-# The pytest process (ci_eval/run/pytest_session.py, which says what it shuts out), run as
+# The pytest process (ci_eval/run/checks/pytest_session.py, which says what it shuts out), run as
 # `python -s -c _PYTEST_LAUNCHER CI_EVAL_FOLDER ARGS...`: never `python -m pytest`, which would put
 # the workspace first on sys.path while pytest is imported. ci_eval comes from the folder the
 # checks imported it from (an editable install's finder may point at another checkout).
@@ -34,7 +34,7 @@ _PYTEST_LAUNCHER = (
     "import sys\n"
     "if '' in sys.path: sys.path.remove('')\n"
     "sys.path.insert(0, sys.argv.pop(1))\n"
-    "import ci_eval.run.pytest_session as session\n"
+    "import ci_eval.run.checks.pytest_session as session\n"
     "sys.path.pop(0)\n"
     "session.main()\n"
 )
@@ -69,7 +69,7 @@ def run_pytest(args: Iterable[str] = (), *, plugins: Iterable[str] = (),
     edited one put back). workspace_config=True runs pytest as plain `python -m pytest` would,
     with whatever configuration the folder holds: for tasks whose deliverable IS that
     configuration (the outcomes still come from the report, never from the printed text).
-    Nothing of the agent's loads in the harness's stead (ci_eval/run/pytest_session.py: no
+    Nothing of the agent's loads in the harness's stead (ci_eval/run/checks/pytest_session.py: no
     bytecode cache, no entry point, no user site-packages), and two sentinel tests with ids drawn
     for this session, one that must fail, tell a forged report apart ("test outcomes were
     tampered with"); they are left out of `outcomes`. cwd: where pytest runs (default: here)."""

@@ -16,9 +16,9 @@ is that run's fail, with the reason.
 
 Everything in the workspace was written by the agent: these helpers never follow a symlink there
 and cap what they read. Test outcomes come from a structured report that pytest writes outside
-the workspace (ci_eval/run/pytest_report.py), never from the text the code under test can print.
+the workspace (ci_eval/run/checks/pytest_report.py), never from the text the code under test can print.
 Nothing that agent code started outlives the step that ran it: run_pytest, shell_exit_zero and
-main (between checks) end every process left behind (ci_eval/run/strays.py), so a daemon cannot
+main (between checks) end every process left behind (ci_eval/run/checks/strays.py), so a daemon cannot
 rewrite a test after a later step restored it.
 """
 
@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ci_eval.grading.testids import TestsVerdict
-from ci_eval.run.strays import descendants, end_strays
+from ci_eval.run.checks.strays import descendants, end_strays
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ Check = CheckResult | Callable[[], CheckResult]
 def main(*checks: Check) -> None:
     """Evaluate checks in order (callables lazily); exit 1 with reasons on stderr if any failed.
     What a check left running (agent code it ran through its own subprocess calls) is ended
-    before the next one starts (ci_eval/run/strays.py)."""
+    before the next one starts (ci_eval/run/checks/strays.py)."""
     failures = []
     before = descendants()
     for check in checks:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 
 from ci_eval.checks.result import CheckResult, failed, passed, tail
-from ci_eval.run.strays import run_step
+from ci_eval.run.checks.strays import run_step
 
 
 def shell_exit_zero(cmd: str | list[str], timeout: float = 10, *, env: dict | None = None,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ci_eval import strict_json
 from ci_eval.grading.rubric import RUBRIC_FILE, task_grading
-from ci_eval.run.restore import add_file, restore
+from ci_eval.run.checks.restore import add_file, restore
 
 REPORT_DIR_ENV = "CI_EVAL_REPORT_DIR"  # set by the harness: a folder outside the workspace
 
@@ -31,7 +31,7 @@ def restore_pristine(paths: Iterable[str]) -> None:
     """Put files back as repo-state/ had them, so an agent cannot weaken tests or fixtures.
     A path that repo-state/ does not have is removed (e.g. a conftest.py the agent added), and
     so is what Python would load instead of a restored NAME.py: its cached bytecode, a package
-    NAME/ or an extension module NAME.*.so that repo-state/ does not have (run/restore.py)."""
+    NAME/ or an extension module NAME.*.so that repo-state/ does not have (run/checks/restore.py)."""
     paths = list(paths)
     if paths and not (task_dir() / "repo-state").is_dir():
         # a task pinned to an upstream commit: "not in repo-state/" would remove every path

@@ -36,9 +36,9 @@ def run(args: argparse.Namespace) -> int:
 
     from ci_eval.agents.config_file import load_config
     from ci_eval.errors import EXIT_FAILED, EXIT_OK, UserError
-    from ci_eval.run import isolation
     from ci_eval.run.grade import grade_patch, load_grading
     from ci_eval.run.runners import Runners
+    from ci_eval.run.sandbox import isolation
     from ci_eval.tasks.load import load_tasks
 
     patch = Path(args.patch)

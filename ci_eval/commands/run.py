@@ -170,8 +170,9 @@ def _preflight(agent, tasks, root, config) -> None:
     finds: a checks.py that does not parse included), the agent cannot start or a task cannot
     be scored."""
     from ci_eval.errors import UserError
+    from ci_eval.run.agent.start import agent_problem
+    from ci_eval.run.checks.requirements import requirement_problems
     from ci_eval.run.grade import check_gradings
-    from ci_eval.run.preflight import agent_problem, requirement_problems
     from ci_eval.tasks.problems import validate_tasks
 
     check_gradings(tasks)  # a broken rubric.yaml: exit 2 before any run
@@ -254,11 +255,11 @@ def _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed) -
     from ci_eval.render import report
     from ci_eval.results.notices import isolation_notices
     from ci_eval.results.summary import summarize
-    from ci_eval.run import cancellation, isolation
-    from ci_eval.run.budget import RunBudget
+    from ci_eval.run.agent.budget import RunBudget
     from ci_eval.run.runner import LOGS, RunContext, run_tasks
     from ci_eval.run.runners import Runners
-    from ci_eval.run.workspace import make_runs_base, remove_tree
+    from ci_eval.run.sandbox import cancellation, isolation
+    from ci_eval.run.workspace.build import make_runs_base, remove_tree
 
     started = time.monotonic()
     iso = isolation.detect()
@@ -318,7 +319,7 @@ def _backoff_base() -> float:
     """Seconds of the first retry delay; CI_EVAL_BACKOFF_BASE changes it (tests make it tiny)."""
     import os
 
-    from ci_eval.run.retry import BACKOFF_BASE_SECONDS
+    from ci_eval.run.agent.retry import BACKOFF_BASE_SECONDS
 
     try:
         return max(0.0, float(os.environ.get("CI_EVAL_BACKOFF_BASE", BACKOFF_BASE_SECONDS)))

@@ -41,9 +41,9 @@ def run(args) -> int:
     from ci_eval.agents.config_file import load_config
     from ci_eval.errors import EXIT_FAILED, EXIT_OK, UserError
     from ci_eval.grading.testids import short_outcome
-    from ci_eval.run import isolation
     from ci_eval.run.grade import check_gradings
     from ci_eval.run.runners import Runners
+    from ci_eval.run.sandbox import isolation
     from ci_eval.run.verify import verify_task
     from ci_eval.tasks.load import load_tasks
 

@@ -1,6 +1,6 @@
 """What rubric criteria read of a run's diff (pure): path globs, and the added lines per file.
 
-The diff is what ci_eval/run/diff.py records: `files` (every changed path with its added and
+The diff is what ci_eval/run/workspace/diff.py records: `files` (every changed path with its added and
 removed line counts, complete even when the text was cut) and `text` (git-style, cut at 64 KiB,
 `truncated` then true). Paths and counts come from `files`; patterns read the added lines of the
 text, so on a cut text a pattern criterion says what it could not see.

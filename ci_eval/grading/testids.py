@@ -1,7 +1,7 @@
 """Test-id semantics (after SWE-bench): when a declared test counts as passing, and the verdict of
 one test run over the declared tests. Pure: outcomes in, verdict out.
 
-Outcomes are pytest's, per node id, from the structured report (ci_eval/run/pytest_report.py):
+Outcomes are pytest's, per node id, from the structured report (ci_eval/run/checks/pytest_report.py):
 PASSED, FAILED, ERROR, SKIPPED, XFAIL, XPASS; a declared test the report does not name is
 MISSING (it did not run).
 

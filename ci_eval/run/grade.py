@@ -23,11 +23,12 @@ from ci_eval.grading.rubric import RUBRIC_FILE, Rubric, task_grading
 from ci_eval.grading.score import RubricResult, score, test_counts
 from ci_eval.grading.testids import TestIds, passes
 from ci_eval.output import read_user_file
-from ci_eval.run.diff import WorkspaceDiff, workspace_diff
-from ci_eval.run.isolation import TEMP_PREFIX, Isolation
+from ci_eval.run.checks.scoring import CheckKind, CheckOutcome
 from ci_eval.run.runners import LocalRunner, Runner
-from ci_eval.run.scoring import CheckKind, CheckOutcome
-from ci_eval.run.workspace import WorkspaceError, WorkspaceFactory, apply_patch, remove_tree
+from ci_eval.run.sandbox.isolation import Isolation
+from ci_eval.run.sandbox.views import TEMP_PREFIX
+from ci_eval.run.workspace.build import WorkspaceError, WorkspaceFactory, apply_patch, remove_tree
+from ci_eval.run.workspace.diff import WorkspaceDiff, workspace_diff
 from ci_eval.tasks.model import Task
 
 

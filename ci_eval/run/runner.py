@@ -31,17 +31,17 @@ from ci_eval.output import mask, write_atomic
 from ci_eval.results import store as results_mod
 from ci_eval.results.records import USAGE_FIELDS, RunStatus, bound_usage
 from ci_eval.results.summary import count_runs
-from ci_eval.run import cancellation
-from ci_eval.run.agent import AgentKind, RunPaths, joined
-from ci_eval.run.budget import RunBudget
-from ci_eval.run.diff import workspace_diff
+from ci_eval.run.agent.budget import RunBudget
+from ci_eval.run.agent.retry import BACKOFF_BASE_SECONDS, backoff_delay
+from ci_eval.run.agent.start import AgentKind, RunPaths, joined
+from ci_eval.run.checks.scoring import CheckKind, CheckOutcome, ChecksRun
 from ci_eval.run.grade import with_rubric
-from ci_eval.run.isolation import Isolation
 from ci_eval.run.resume import read_recorded
-from ci_eval.run.retry import BACKOFF_BASE_SECONDS, backoff_delay
 from ci_eval.run.runners import Runners, isolation_label
-from ci_eval.run.scoring import CheckKind, CheckOutcome, ChecksRun
-from ci_eval.run.workspace import WorkspaceError, WorkspaceFactory, remove_tree
+from ci_eval.run.sandbox import cancellation
+from ci_eval.run.sandbox.isolation import Isolation
+from ci_eval.run.workspace.build import WorkspaceError, WorkspaceFactory, remove_tree
+from ci_eval.run.workspace.diff import workspace_diff
 from ci_eval.tasks.model import Task
 
 

@@ -2,7 +2,7 @@
 the checks and the agent run. Two backends behind it (seed 002's "local and docker backends
 behind one interface"):
 
-  local   today's path: repo-state/, the namespace sandboxes of isolation.py (the default)
+  local   today's path: repo-state/, the namespace sandboxes of run/sandbox/ (the default)
   docker  the task's image (ci_eval/run/docker/): checks in a fresh container, no network
 
 Which one a task gets: `--runner` when given (every selected task), else the task's
@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Protocol
 
 from ci_eval.errors import UserError
-from ci_eval.run.agent import AgentOutcome, run_agent
+from ci_eval.run.agent.start import AgentOutcome, run_agent
+from ci_eval.run.checks.scoring import CheckOutcome, run_checks
 from ci_eval.run.docker.backend import DockerRunner
 from ci_eval.run.docker.images import default_log_dir, describe
 from ci_eval.run.docker.settings import docker_settings, task_runner
-from ci_eval.run.isolation import Isolation
-from ci_eval.run.scoring import CheckOutcome, run_checks
-from ci_eval.run.workspace import WorkspaceError, apply_output
+from ci_eval.run.sandbox.isolation import Isolation
+from ci_eval.run.workspace.build import WorkspaceError, apply_output
 from ci_eval.tasks.model import Task
 from ci_eval.tasks.upstream import UpstreamError, pin_of
 from ci_eval.tasks.upstream import tree as upstream_tree
@@ -48,7 +48,7 @@ class Runner(Protocol):
 class LocalRunner:
     isolation: Isolation
     name: str = "local"
-    checks_host_home: bool = False  # checks.home: host in ci-eval.yaml (run/home.py)
+    checks_host_home: bool = False  # checks.home: host in ci-eval.yaml (run/sandbox/home.py)
 
     def repo_state(self, task: Task) -> Path:
         pin = pin_of(task.metadata)

@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_eval.grading.testids import TestRow, verification_rows
-from ci_eval.run.diff import workspace_diff
+from ci_eval.run.checks.scoring import CheckOutcome
 from ci_eval.run.grade import Graded, graded, load_grading
-from ci_eval.run.isolation import TEMP_PREFIX, Isolation
 from ci_eval.run.runners import LocalRunner, Runner
-from ci_eval.run.scoring import CheckOutcome
-from ci_eval.run.workspace import WorkspaceError, WorkspaceFactory, remove_tree
+from ci_eval.run.sandbox.isolation import Isolation
+from ci_eval.run.sandbox.views import TEMP_PREFIX
+from ci_eval.run.workspace.build import WorkspaceError, WorkspaceFactory, remove_tree
+from ci_eval.run.workspace.diff import workspace_diff
 from ci_eval.tasks.model import Task
 
 

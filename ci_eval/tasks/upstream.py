@@ -23,7 +23,6 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-
 CACHE_ENV = "CI_EVAL_UPSTREAM_CACHE"
 URL_PATTERN = re.compile(r"^(file://|https://|git@[^\s:]+:)\S+$")
 COMMIT_PATTERN = re.compile(r"^[0-9a-f]{40}$")
@@ -33,7 +32,7 @@ GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_TE
            "LC_ALL": "C"}
 
 
-PLAIN_TREE_MARK = ".ci-eval-plain-tree"  # beside a folder copied as it is (run/workspace.py)
+PLAIN_TREE_MARK = ".ci-eval-plain-tree"  # beside a folder copied as it is (run/workspace/build.py)
 
 
 class UpstreamError(Exception):

@@ -46,9 +46,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-
-from ci_eval.run import isolation
 from harness_helpers import write_task
+
+from ci_eval.run.sandbox import isolation
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

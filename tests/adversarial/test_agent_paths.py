@@ -229,8 +229,8 @@ head -c 4096 /dev/urandom > blob.bin
 def test_cleanup_helpers_do_not_follow_links_directly(tmp_path):
     """The same rules without a CLI around them: remove_tree on a tree holding a link to a host
     folder, and release_scratch on overlays whose work/work is a link."""
-    from ci_eval.run.isolation import SCRATCH, release_scratch
-    from ci_eval.run.workspace import remove_tree
+    from ci_eval.run.sandbox.views import SCRATCH, release_scratch
+    from ci_eval.run.workspace.build import remove_tree
 
     host = tmp_path / "host"
     (host / "work").mkdir(parents=True)

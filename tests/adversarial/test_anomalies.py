@@ -1,8 +1,8 @@
 """Class 3: what happens while agent code is judged is that run's result, never an error.
 
-Defence: ci_eval/run/scoring.py (a checks crash, kill, hang or missing verdict after agent code
+Defence: ci_eval/run/checks/scoring.py (a checks crash, kill, hang or missing verdict after agent code
 ran is a fail; only a failure of the harness or of its sandbox, known from the sandbox's own
-status pipe, is an error) and agent.py (an agent's exit code and output are its own).
+status pipe, is an error) and ci_eval/run/agent/start.py (an agent's exit code and output are its own).
 """
 
 from __future__ import annotations

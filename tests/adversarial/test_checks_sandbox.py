@@ -404,7 +404,7 @@ while time.time() < end:
 def test_the_git_repository_around_the_tasks_stays_hidden(arena, layout):
     """ci-eval in a subfolder of a repository (`--root evals`), or in a worktree of it:
     actions/checkout leaves the token in .git/config (http.extraheader), and the history holds
-    every solution. Defence: isolation.enclosing_git_dirs are hidden too."""
+    every solution. Defence: views.enclosing_git_dirs are hidden too."""
     main = arena.repo / "project"
     main.mkdir()
     git = ["git", "-c", "user.name=a", "-c", "user.email=a@b"]

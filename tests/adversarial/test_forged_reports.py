@@ -1,13 +1,13 @@
 """Class 4: forged test reports, and forged verdicts.
 
 Defence: ci_eval.checks.run_tests reads each test's outcome from the JSON report that the plugin
-ci_eval/run/pytest_report.py writes outside the workspace (never pytest's printed output); no
+ci_eval/run/checks/pytest_report.py writes outside the workspace (never pytest's printed output); no
 workspace ini, conftest.py or plugin loads, and with project_config=True the pristine ini of
 repo-state/ is used and the conftest.py files on the way are restored; the checks' verdict is
 on a pipe of the checks process, which is not dumpable.
 
 Code under test that forges its own pytest session from inside is caught by the tamper sentinel
-(ci_eval/run/pytest_session.py). What stays possible inside one process is pinned by the
+(ci_eval/run/checks/pytest_session.py). What stays possible inside one process is pinned by the
 xfail(strict=True) tests at the end (docs/isolation.md, "Threat model"): if one of them starts
 passing, the documentation is wrong.
 """
@@ -68,7 +68,7 @@ ATTACKS = {
     "task-001-prints-passed": (CALC_FILES, "calc.py <<'EOF'\n" + PRINTS_PASSED + WRONG_ADD + "EOF"),
     "task-002-ini-plugin": (PROJECT_FILES, (
         "evilplugin.py <<'EOF'\n" + FORCE_PASS + "EOF\n"
-        "printf '[pytest]\\naddopts = -p evilplugin -p no:ci_eval.run.pytest_report\\n"
+        "printf '[pytest]\\naddopts = -p evilplugin -p no:ci_eval.run.checks.pytest_report\\n"
         "pythonpath = .\\n' > pytest.ini\n"
         "printf '[tool.pytest.ini_options]\\naddopts = \"-p evilplugin\"\\n' > pyproject.toml\n"
         "printf '[tool:pytest]\\naddopts = -p evilplugin\\n' > setup.cfg\n"
@@ -84,9 +84,9 @@ ATTACKS = {
     "task-004-shadowing": (PROJECT_FILES, (
         "sitecustomize.py <<'EOF'\n" + FORCE_PASS + "EOF\n"
         "cp sitecustomize.py usercustomize.py\n"
-        # its own ci_eval/: the report plugin is imported by name (-p ci_eval.run.pytest_report)
+        # its own ci_eval/: the report plugin is imported by name (-p ci_eval.run.checks.pytest_report)
         "mkdir -p ci_eval/run _pytest && touch ci_eval/__init__.py ci_eval/run/__init__.py\n"
-        "cat > ci_eval/run/pytest_report.py <<'EOF'\n" + FAKE_REPORT_PLUGIN + "EOF\n"
+        "cat > ci_eval/run/checks/pytest_report.py <<'EOF'\n" + FAKE_REPORT_PLUGIN + "EOF\n"
         "printf 'import sys; sys.exit(0)\\n' > pytest.py\n"
         "printf 'raise SystemExit(0)\\n' > pluggy.py")),
     "task-005-agent-seeds-reports": (CALC_FILES, (
@@ -186,7 +186,7 @@ def add(a, b):
 def test_code_under_test_cannot_forge_the_checks_verdict_through_proc_or_ptrace(arena):
     """pytest (a child of the checks process, same uid, same empty capabilities) writes "pass"
     into the checks process's verdict pipe through /proc/PID/fd and ptraces it into
-    exit_group(0). Defence: _run_checks.py makes the checks process non-dumpable."""
+    exit_group(0). Defence: checks_program.py makes the checks process non-dumpable."""
     arena.calc_task()
     source = arena.file("ptrace_calc.py", PTRACE_VERDICT)
     result = arena.run("run", "-k", "1", "--agent-cmd", arena.agent(f"cp {source} calc.py\n"))

@@ -4,7 +4,7 @@ Git executes or redirects on a plain `git add` / `git diff` from configuration i
 (core.fsmonitor, filter.<x>.clean + .gitattributes, diff.external, hooks, a `.git` file that
 points elsewhere), and the agent's own commits, assume-unchanged, skip-worktree and info/exclude
 hide changes from git. Defence: the harness runs no git on the workspace after the agent
-(ci_eval/run/diff.py walks it against the harness's own pristine copy).
+(ci_eval/run/workspace/diff.py walks it against the harness's own pristine copy).
 
 One `ci-eval run` over one task per trick (-k 1); the agent script picks its trick by task id.
 The payload, wherever it runs outside a sandbox, writes a PWNED proof file (a sandboxed write to

@@ -9,7 +9,7 @@ checks leaves above the workspace. Each forger flips only the outcomes of tests 
 (ids relative to it), so it gets past the tamper sentinel whenever its code is loaded at all: its
 verdict and reason must be those of the honest agent that changes nothing.
 
-Defence: ci_eval/run/pytest_session.py (bytecode ignored below the workspace and outside the
+Defence: ci_eval/run/checks/pytest_session.py (bytecode ignored below the workspace and outside the
 interpreter's installation, no rewritten-test cache read, the workspace on sys.path only after
 the `-p` plugins loaded, the report plugin handed over as an object, -s, no cacheprovider),
 ci_eval.checks.restore_pristine (what would load instead of a restored file is removed) and
@@ -108,7 +108,7 @@ def forge_bytecode(kinds):
 
 def entry_point_plugin(module_source):
     """A dist-info whose pytest11 entry points claim the report plugin's and the usual names."""
-    names = ["ci_eval.run.pytest_report", "asyncio", "ci_eval_worker_probe", "xdist"]
+    names = ["ci_eval.run.checks.pytest_report", "asyncio", "ci_eval_worker_probe", "xdist"]
     info = Path("forged_tools-1.0.dist-info")
     plant(info / "METADATA", b"Metadata-Version: 2.1\\nName: forged-tools\\nVersion: 1.0\\n")
     plant(info / "entry_points.txt", ("[pytest11]\\n" + "".join(

@@ -2,7 +2,7 @@
 
 Measured for real: the wall time of `ci-eval run` and its peak RSS (wait4 of the CLI process:
 its own peak or that of any process it waited for, the sandboxed agent and checks included).
-Defences: ci_eval/run/diff.py (entry, byte and time budgets; big files compared, not diffed;
+Defences: ci_eval/run/workspace/diff.py (entry, byte and time budgets; big files compared, not diffed;
 a line diff bounded whatever the change), process.py (the agent's output capped), and the
 checks helpers (the output of code under test kept as a capped tail).
 """
@@ -137,7 +137,7 @@ def test_the_bounded_line_diff_is_a_correct_diff(monkeypatch):
     import random
     import time
 
-    from ci_eval.run import linediff
+    from ci_eval.run.workspace import linediff
 
     rng = random.Random(7)
     for budget in (linediff.CELL_BUDGET, 0, 5):

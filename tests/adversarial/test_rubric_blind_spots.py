@@ -11,7 +11,7 @@ The other blind spots (a path list cut at the entry cap, files left uncompared b
 binary files, form feeds inside a line, non-text codecs) are unit-tested in
 tests/test_diff_blind_spots.py, on real trees, without a CLI around them.
 
-Defences: ci_eval/run/sourcetext.py (text as Python reads it), ci_eval/run/diff.py (paths
+Defences: ci_eval/run/workspace/sourcetext.py (text as Python reads it), ci_eval/run/workspace/diff.py (paths
 before contents; `unverified`, `unlisted`, each file's `unread`), ci_eval/grading/score.py
 (unproven is fail; patterns match NFKC-normalised lines).
 """

@@ -2,7 +2,7 @@
 looking at each other. (The fake sandbox failure is in test_anomalies.py, the full disk and the
 corrupt middle line in test_results_integrity.py.)
 
-Defences: ci_eval/run/environment.py (an allow-listed environment, a PATH of absolute entries
+Defences: ci_eval/run/sandbox/environment.py (an allow-listed environment, a PATH of absolute entries
 only), the agent's sandbox (its own PID namespace; the repo root, runs and results hidden).
 """
 

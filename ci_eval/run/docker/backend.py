@@ -19,14 +19,14 @@ from pathlib import Path
 import ci_eval
 from ci_eval.errors import UserError
 from ci_eval.output import UntrustedFile, read_capped
-from ci_eval.run.agent import AgentKind, AgentOutcome, run_agent
+from ci_eval.run.agent.start import AgentKind, AgentOutcome, run_agent
+from ci_eval.run.checks.scoring import REPORTS, CheckKind, CheckOutcome, checks_outcome
 from ci_eval.run.docker import engine, harbor
 from ci_eval.run.docker.containers import ContainerSpec, Mount, run_argv
 from ci_eval.run.docker.images import Image, ImageCache, ImageError, default_log_dir
 from ci_eval.run.docker.settings import docker_settings
-from ci_eval.run.process import ProcessResult
-from ci_eval.run.scoring import REPORTS, CheckKind, CheckOutcome, checks_outcome
-from ci_eval.run.workspace import WorkspaceError, apply_patch
+from ci_eval.run.sandbox.process import ProcessResult
+from ci_eval.run.workspace.build import WorkspaceError, apply_patch
 from ci_eval.tasks.model import PATCH_SUFFIXES, Task
 
 LIB_MOUNT = "/ci-eval/lib"  # ci-eval's own package, read-only
@@ -34,7 +34,7 @@ TASK_MOUNT = "/ci-eval/task"  # the task folder, read-only, solution/ and negati
 REPORTS_MOUNT = "/ci-eval/reports"
 OUTPUT_MOUNT = "/ci-eval/output"  # a solve.sh being applied
 AGENT_MOUNT = "/ci-eval/run"  # the agent's run folder (prompt copy, usage file)
-ENTRY = "run/docker/_container_checks.py"
+ENTRY = "run/docker/container_checks_program.py"
 OUTPUT_TIMEOUT = 600.0
 CHECKS_HIDDEN_PARTS = ("solution", "negatives")
 

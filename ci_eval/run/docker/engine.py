@@ -18,14 +18,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_eval.run import cancellation
-from ci_eval.run.process import death_signal_prefix
+from ci_eval.run.sandbox import cancellation
+from ci_eval.run.sandbox.process import death_signal_prefix
 
 OUTPUT_CAP_BYTES = 64 * 1024  # of each stream of a container kept
 PROBE_TIMEOUT = 20.0
-# Where engines listen on Linux hosts (Docker, rootless Docker, containerd, Podman): all under
-# /run (= /var/run). isolation hides it from the agent; DOCKER_HOST's own folder is added.
-ENGINE_SOCKET_FOLDERS = ("/run",)
 
 
 # `docker run`'s own exit codes (the engine failed, the command could not be invoked or found)
@@ -87,37 +84,6 @@ def engine_problem() -> str | None:
     if proc.returncode != 0 or not proc.stdout.strip():
         return f"no Docker engine answers ({last_line(proc.stderr) or 'docker version failed'})"
     return None
-
-
-def socket_folders(environ=os.environ) -> tuple[str, ...]:
-    """Folders holding engine sockets, for the agent's sandbox to cover: /run, and the folder
-    of a unix DOCKER_HOST / CONTAINERD_ADDRESS elsewhere."""
-    found = list(ENGINE_SOCKET_FOLDERS)
-    for name in ("DOCKER_HOST", "CONTAINERD_ADDRESS"):
-        value = environ.get(name, "")
-        path = value[len("unix://"):] if value.startswith("unix://") else (
-            value if value.startswith("/") else "")
-        if path:
-            folder = os.path.dirname(os.path.realpath(path))
-            if folder not in ("/", "") and folder not in found:
-                found.append(folder)
-    return tuple(found)
-
-
-RESOLVER_FILES = ("/etc/resolv.conf", "/etc/hosts")
-
-
-def kept_under(folders: tuple[str, ...], files: tuple[str, ...] = RESOLVER_FILES) -> tuple[str, ...]:
-    """The resolver's files that lie inside `folders` once their links are followed (Ubuntu's
-    /etc/resolv.conf is /run/systemd/resolve/stub-resolv.conf): bound back for the agent, so
-    that hiding /run does not take its DNS."""
-    kept = []
-    for name in files:
-        target = os.path.realpath(name)
-        if target != name and os.path.isfile(target) and any(
-                target.startswith(folder.rstrip("/") + "/") for folder in folders):
-            kept.append(target)
-    return tuple(kept)
 
 
 def run_container(argv: list[str], name: str, timeout: float, *,

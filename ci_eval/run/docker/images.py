@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ci_eval.run.docker import engine
 from ci_eval.run.docker.settings import DockerSettings
-from ci_eval.run.process import death_signal_prefix
+from ci_eval.run.sandbox.process import death_signal_prefix
 from ci_eval.tasks.model import Task
 
 HASH_CHARS = 16

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from ci_eval.run.linediff import unified_diff
-from ci_eval.run.sourcetext import source_lines, source_text
+from ci_eval.run.workspace.linediff import unified_diff
+from ci_eval.run.workspace.sourcetext import source_lines, source_text
 
 RENAME_SIMILARITY = 0.5
 MAX_CANDIDATE_PAIRS = 10_000
@@ -109,7 +109,7 @@ def _renamed(change, old: str, a: str, b: str, hunks) -> tuple:
 
 def _texts(root: Path, changes: dict) -> dict[str, str]:
     """path -> its text, for the files that read back as text (as Python reads a source file:
-    ci_eval/run/sourcetext.py) within READ_CAP."""
+    ci_eval/run/workspace/sourcetext.py) within READ_CAP."""
     found = {}
     for path in changes:
         try:

@@ -1,12 +1,12 @@
 """The pytest process of a checks session (ci_eval.checks.run_pytest starts it, as
-`python -s -c "...import ci_eval.run.pytest_session as session; session.main()" ARGS`).
+`python -s -c "...import ci_eval.run.checks.pytest_session as session; session.main()" ARGS`).
 DESIGN.md, "Trust model": test outcomes come from a report the harness chose, and nothing the
 test runner or interpreter loads comes from a place the agent could write.
 
 Nothing in it may come from a place the agent could write in the harness's stead:
 - the workspace is off sys.path until pytest, this module and the report plugin are imported, and
   until every `-p NAME` plugin is loaded: a `*.dist-info/entry_points.txt` in the workspace would
-  otherwise name the module that `-p ci_eval.run.pytest_report` (or a task's `-p` plugin) loads.
+  otherwise name the module that `-p ci_eval.run.checks.pytest_report` (or a task's `-p` plugin) loads.
   The report plugin is handed to pytest as an object, not looked up by name. The workspace goes
   on sys.path (last, as `python -m pytest` has the current folder) when the initial conftest.py
   files load, before any test module is imported;
@@ -35,8 +35,8 @@ from pathlib import Path
 import pytest
 from _pytest.assertion import rewrite
 
-from ci_eval.run import pytest_report
-from ci_eval.run.bytecode import ignore_bytecode
+from ci_eval.run.checks import pytest_report
+from ci_eval.run.checks.bytecode import ignore_bytecode
 
 
 def sentinel_tests(session, must_fail: str, must_pass: str) -> list[pytest.Function]:

@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_eval.run import cancellation
-from ci_eval.run.launcher import Launcher, Request
+from ci_eval.run.sandbox import cancellation
+from ci_eval.run.sandbox.launcher import Launcher, Request
 
 TAIL_CAP_BYTES = 4096  # enough for reasons; agents ask for more (their output is parsed)
 

@@ -24,8 +24,8 @@ import tempfile
 import threading
 from pathlib import Path
 
-from ci_eval.run.gitdir import git_files, write_git
-from ci_eval.run.isolation import TEMP_PREFIX
+from ci_eval.run.sandbox.views import TEMP_PREFIX
+from ci_eval.run.workspace.gitdir import git_files, write_git
 from ci_eval.tasks.model import PATCH_SUFFIXES
 from ci_eval.tasks.upstream import PLAIN_TREE_MARK
 

@@ -1,11 +1,11 @@
 """One run of a task's own test command whose outcomes come from a JUnit XML report
-(ci_eval/run/junit_report.py) that the runner writes to a path the harness chose, outside the
+(ci_eval/run/checks/junit_report.py) that the runner writes to a path the harness chose, outside the
 workspace. ci_eval.checks.run_junit_tests is the task author's entry point.
 
 The path goes to the runner as "{report}" in its argv (node --test
 --test-reporter-destination={report}) and/or in an environment variable (jest-junit's
 JEST_JUNIT_OUTPUT_FILE). A junit file the code under test writes anywhere else is never read.
-The outcomes read are written on as the harness's JSON report (run/pytest_report.py's format),
+The outcomes read are written on as the harness's JSON report (run/checks/pytest_report.py's format),
 so verify's table, rubric `tests` criteria and the run's outcomes see them as they see pytest's.
 """
 
@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_eval.grading.testids import BROKEN
-from ci_eval.run.junit_report import JUnitError, read_junit
-from ci_eval.run.pytest_report import write_report
-from ci_eval.run.strays import run_step
+from ci_eval.run.checks.junit_report import JUnitError, read_junit
+from ci_eval.run.checks.pytest_report import write_report
+from ci_eval.run.checks.strays import run_step
 
 REPORT_PLACEHOLDER = "{report}"
 _numbers = itertools.count(1)

@@ -1,8 +1,8 @@
 """Runs a task's checks.py so that its verdict is told apart from a crash, a kill or a forgery.
 
-Sandboxed, the sandbox launcher (_launcher.py) calls `judge` in the process it forked for the
+Sandboxed, the sandbox launcher (launcher_program.py) calls `judge` in the process it forked for the
 checks, with sys.path set as `python -I` would have it; without a sandbox it is started as
-`python -I -S path/to/_run_checks.py VERDICT_FD CHECKS_PY SYS_PATH...` (the same sys.path,
+`python -I -S path/to/checks_program.py VERDICT_FD CHECKS_PY SYS_PATH...` (the same sys.path,
 given by the harness: no site-packages scan, no .pth file run at start). Either way cwd = workspace and the
 workspace (and this file's folder) is off sys.path, so files the agent wrote cannot shadow
 ci_eval or the checks' imports; the checks' own folder is put first, as `python checks.py` would.

@@ -1,14 +1,12 @@
-"""Before any agent run: can this invocation work at all? Problems found here cost no agent run.
+"""Before any agent run: is every task's `requires` met for the checks? Problems found here
+cost no agent run (the agent's half of the preflight is agent/start.agent_problem).
 
-- the agent's program resolves and is executable (a preset's tool on PATH, a command's program
-  on PATH or, for a path, in the repo);
-- every variable its `env:` lists is set, and a preset has one of its key variables;
-- every task's `requires` is met for the checks, resolved as the checks will see it: a name is
+Each name is resolved as the checks will see it: it is
   met when the interpreter that runs the checks can import it from their sys.path (pytest, ruff
   and other Python tools), or when it is a command on the checks' PATH that is not a
   version-manager shim (a pyenv `pytest` shim says nothing about the checks' interpreter: it may
   run another Python that has pytest while this one has not); either way from a place the
-  checks' sandbox shows (isolation.checks_reach). A tool found in a folder the sandbox hides
+  checks' sandbox shows (requests.checks_reach). A tool found in a folder the sandbox hides
   (./bin or node_modules/.bin in the repo root, a HOME folder that is not a tool prefix on PATH)
   is named with that folder and the fix: the checks would not find it, and the correct
   solution would score fail.
@@ -20,13 +18,13 @@ import importlib.machinery
 import os
 import shutil
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_eval.agents.config import AgentConfig, env_problem
-from ci_eval.run.environment import allowed_env, clean_path, python_bin_dir
-from ci_eval.run.isolation import ChecksReach, checks_reach, checks_sys_path, detect
+from ci_eval.run.sandbox.environment import allowed_env, clean_path, python_bin_dir
+from ci_eval.run.sandbox.isolation import detect
+from ci_eval.run.sandbox.requests import ChecksReach, checks_reach, checks_sys_path
 from ci_eval.tasks.model import Task
 
 SHIM_FOLDERS = ("shims",)  # pyenv, rbenv, asdf, nodenv: the program they run depends on config
@@ -90,29 +88,6 @@ def missing_requirements(task: Task, path: str | None = None,
     path = checks_path() if path is None else path
     unmet = (unmet_requirement(name, path, reach, task.path) for name in task.requires)
     return [problem for problem in unmet if problem is not None]
-
-
-def agent_problem(agent: AgentConfig, repo_root: Path,
-                  environ: Mapping[str, str] = os.environ) -> str | None:
-    """Why the agent cannot start here, or None. Built-ins always can."""
-    if agent.builtin:
-        return None
-    problem = env_problem(agent, environ)
-    if problem:
-        return problem
-    program = agent.program
-    if program is None:  # a command string that starts with shell syntax: bash decides
-        return None
-    path = allowed_env(()).get("PATH", os.defpath)
-    if "/" in program:
-        candidate = (Path(repo_root) / program)
-        if not (candidate.is_file() and os.access(candidate, os.X_OK)):
-            return f"agent {agent.name}: {program} is not an executable file"
-        return None
-    if shutil.which(program, path=path) is None:
-        what = f"the {agent.preset} preset's program" if agent.preset else "its command"
-        return f"agent {agent.name}: {what} {program!r} is not on PATH"
-    return None
 
 
 def requirement_problems(tasks: Iterable[Task], repo_root: Path, *,

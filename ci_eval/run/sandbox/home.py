@@ -2,7 +2,7 @@
 
 By default (`home: run` in ci-eval.yaml, for an agent and for `checks:`) each gets a fresh,
 empty folder of its own per run, writable, outside the workspace and gone with the run; the
-host's HOME is hidden from both sandboxes (isolation.py), so its credential files
+host's HOME is hidden from both sandboxes (views.py), so its credential files
 (~/.git-credentials, ~/.config/gh, ~/.npmrc...) are out of reach. Only two things reach an
 agent's own HOME, written by the harness before the agent starts:
 - a preset's login file (`claude login`, `codex login`, gemini's Google login), copied from the

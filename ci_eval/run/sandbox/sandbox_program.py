@@ -1,6 +1,6 @@
 """Runs inside a fresh mount + PID namespace: fences the filesystem, drops privileges, execs the agent.
 
-Usage: python -I -S path/to/_sandbox.py [OPTION PATH]... -- COMMAND...
+Usage: python -I -S path/to/sandbox_program.py [OPTION PATH]... -- COMMAND...
 
   --private PATH   PATH (/tmp) stays readable and writable, but writes go to an overlay whose
                    upper layer is discarded with the run; where overlayfs refuses, PATH is an
@@ -26,9 +26,9 @@ masks. Then the capability bounding set and the process's own capabilities are e
 no_new_privs set, so the agent (even as root) cannot remount or unmount anything to look
 underneath or to write past the fence.
 
-The same functions run inside the sandbox launcher (_launcher.py), which forks each sandboxed
+The same functions run inside the sandbox launcher (launcher_program.py), which forks each sandboxed
 command instead of starting this script: `isolate` builds a `View` in both. The harness builds the
-View (isolation.py) and sends it to the launcher as JSON (View.to_json / View.from_json); the
+View (views.py) and sends it to the launcher as JSON (View.to_json / View.from_json); the
 options above are the same View for this program run by hand (View.from_argv).
 
 Why a status pipe and not an exit code: the command's own exit code and output are the agent's,

@@ -13,11 +13,12 @@ import enum
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_eval import strict_json
-from ci_eval.agents.config import AgentConfig, visible_env
+from ci_eval.agents.config import AgentConfig, env_problem, visible_env
 from ci_eval.agents.presets import PRESETS
 from ci_eval.agents.pricing import cost_from_pricing
 from ci_eval.output import (
@@ -30,16 +31,17 @@ from ci_eval.output import (
     read_capped,
 )
 from ci_eval.results.records import USAGE_FIELDS, number_problem
-from ci_eval.run import isolation as isolation_mod
-from ci_eval.run import launcher
-from ci_eval.run._sandbox import FailureKind, read_failure
-from ci_eval.run.api_proxy import ApiProxy, allowed_hosts, proxy_env, relay_argv
-from ci_eval.run.docker import engine
-from ci_eval.run.environment import allowed_env
-from ci_eval.run.home import OWN_HOME, agent_home
-from ci_eval.run.process import Pipe, run_process
-from ci_eval.run.retry import RETRYABLE_INFRA
-from ci_eval.run.workspace import WorkspaceError, apply_output
+from ci_eval.run.agent.api_proxy import ApiProxy, allowed_hosts, proxy_env, relay_argv
+from ci_eval.run.agent.retry import RETRYABLE_INFRA
+from ci_eval.run.sandbox import launcher
+from ci_eval.run.sandbox.environment import allowed_env
+from ci_eval.run.sandbox.home import OWN_HOME, agent_home
+from ci_eval.run.sandbox.isolation import Isolation
+from ci_eval.run.sandbox.process import Pipe, run_process
+from ci_eval.run.sandbox.requests import agent_request
+from ci_eval.run.sandbox.sandbox_program import FailureKind, read_failure
+from ci_eval.run.sandbox.views import kept_under, release_scratch, socket_folders
+from ci_eval.run.workspace.build import WorkspaceError, apply_output
 from ci_eval.tasks.model import Task, archive_dir, tasks_dir
 from ci_eval.tasks.upstream import pin_of
 
@@ -183,6 +185,32 @@ def resolve_command(command: tuple[str, ...], repo_root: Path, paths: RunPaths, 
     return argv
 
 
+def agent_problem(agent: AgentConfig, repo_root: Path,
+                  environ: Mapping[str, str] = os.environ) -> str | None:
+    """Before any run (preflight): why the agent cannot start here, or None. Built-ins always
+    can: the program resolves and is executable (a preset's tool on PATH, a command's program on
+    PATH or, for a path, in the repo), every variable its `env:` lists is set, and a preset has
+    one of its key variables."""
+    if agent.builtin:
+        return None
+    problem = env_problem(agent, environ)
+    if problem:
+        return problem
+    program = agent.program
+    if program is None:  # a command string that starts with shell syntax: bash decides
+        return None
+    path = allowed_env(()).get("PATH", os.defpath)
+    if "/" in program:
+        candidate = (Path(repo_root) / program)
+        if not (candidate.is_file() and os.access(candidate, os.X_OK)):
+            return f"agent {agent.name}: {program} is not an executable file"
+        return None
+    if shutil.which(program, path=path) is None:
+        what = f"the {agent.preset} preset's program" if agent.preset else "its command"
+        return f"agent {agent.name}: {what} {program!r} is not on PATH"
+    return None
+
+
 def _repo_script(argument: str, repo_root: Path) -> Path | None:
     if (argument.startswith("-") or os.path.isabs(argument)
             or not argument.endswith(SCRIPT_SUFFIXES)):
@@ -219,7 +247,7 @@ def secret_values(agent: AgentConfig, environ=os.environ) -> list[str]:
 
 def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
               repo_root: Path, runs_base: Path, timeout: float,
-              isolation: isolation_mod.Isolation, hide: tuple[Path, ...] = (),
+              isolation: Isolation, hide: tuple[Path, ...] = (),
               pricing: dict | None = None) -> AgentOutcome:
     """Run the agent on paths.workspace. `hide`: more folders the sandboxed agent must not see,
     such as the run's results folder when it lies outside the repo root (`--out /tmp/x`)."""
@@ -253,12 +281,12 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
     # Without a PID namespace, processes that left the agent's group are found by environment.
     sweep = None if isolation.agent_sandboxed else f"CI_EVAL_WORKSPACE={env['CI_EVAL_WORKSPACE']}"
     with Pipe() as status:
-        sockets = engine.socket_folders()  # whoever reaches an engine socket is root here
-        request = isolation_mod.agent_request(isolation, command, repo_root=repo_root,
+        sockets = socket_folders()  # whoever reaches an engine socket is root here
+        request = agent_request(isolation, command, repo_root=repo_root,
                                               runs_base=runs_base, run_dir=paths.run_dir,
                                               hide=(*hide, *sockets), home=env.get("HOME")
                                               if agent.home == "host" else None,
-                                              keep=engine.kept_under(sockets))
+                                              keep=kept_under(sockets))
         proxy = None
         if network_mode(agent, task) == "api-only":
             if request is None:
@@ -279,7 +307,7 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
         finally:
             if proxy is not None:
                 proxy.close()
-            isolation_mod.release_scratch(paths.run_dir)
+            release_scratch(paths.run_dir)
         failure = read_failure(status.read(), result.launch_error)
     output = mask(result.output_tail, cut_start=True)
     if failure is not None:

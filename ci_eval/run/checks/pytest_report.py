@@ -1,8 +1,8 @@
 """A pytest plugin: each test's outcome, written as JSON to a path the harness chose.
 
-    python -m pytest -p ci_eval.run.pytest_report --ci-eval-report /run/.../reports/pytest-1.json
+    python -m pytest -p ci_eval.run.checks.pytest_report --ci-eval-report /run/.../reports/pytest-1.json
 
-(ci_eval.checks hands it to pytest as an object, in the process of ci_eval/run/pytest_session.py.)
+(ci_eval.checks hands it to pytest as an object, in the process of ci_eval/run/checks/pytest_session.py.)
 
 Test outcomes are read from this file, never from pytest's printed output: the code under test
 shares pytest's stdout and can print "PASSED" for any test id. The file is written once, at the

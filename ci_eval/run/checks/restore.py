@@ -4,7 +4,7 @@ project has it (run_pytest's project_config).
 
 Nothing is written through a link the agent made (a folder on the way that is a symlink is
 removed and made again as a real folder), and what Python would load in place of a file put back
-goes too (run/bytecode.py: its cached bytecode, a package folder or an extension module of the
+goes too (run/checks/bytecode.py: its cached bytecode, a package folder or an extension module of the
 same name): restoring a test file is worthless while a forged compiled copy sits beside it.
 """
 
@@ -14,7 +14,7 @@ import os
 import shutil
 from pathlib import Path
 
-from ci_eval.run import bytecode
+from ci_eval.run.checks import bytecode
 
 
 def restore(rel: str, source_root: Path) -> None:

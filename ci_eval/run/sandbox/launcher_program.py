@@ -1,9 +1,9 @@
 """The sandbox launcher: one interpreter per harness process that forks every sandboxed command.
 
-Started by ci_eval/run/launcher.py as `python -I -S -c BOOT SOCKET_FD CONFIG` (CONFIG: where
+Started by ci_eval/run/sandbox/launcher.py as `python -I -S -c BOOT SOCKET_FD CONFIG` (CONFIG: where
 ci_eval is, which modules to import up front). It takes requests on the socket, one at a time:
 
-  request  {"mode": "exec" | "checks", "argv", "env", "cwd", "sandbox": _sandbox.View as JSON,
+  request  {"mode": "exec" | "checks", "argv", "env", "cwd", "sandbox": sandbox_program.View as JSON,
            "user": bool, "net": bool, "sys_path", "checks", "gated": bool, "held": [paths]},
            with the file descriptors [result, output, status] (+ [verdict] for checks, + [gate]
            when gated, + one per held path) passed alongside (SCM_RIGHTS)
@@ -14,19 +14,19 @@ ci_eval is, which modules to import up front). It takes requests on the socket, 
            when it could not fork. No exit (EOF): the child was killed.
 
 Per request, what `setpriv --pdeathsig KILL unshare --mount --pid --fork --kill-child
---mount-proc --propagation private [--user --map-root-user] [--net] python -I -S _sandbox.py ...`
+--mount-proc --propagation private [--user --map-root-user] [--net] python -I -S sandbox_program.py ...`
 did, without starting a program or an interpreter:
   child       its own process group, dies with the launcher (parent-death signal), unshares
               the namespaces and forks the grandchild, waits for it, writes how it ended and
               exits (tearing the namespaces down after the harness has its answer)
   grandchild  PID 1 of the new PID namespace, in a session of its own (nothing it runs can
               signal the child through a shared process group), dies with the child; / private, a fresh /proc, the
-              view (`_sandbox.isolate`; a held path is bound only while it is still the
+              view (`sandbox_program.isolate`; a held path is bound only while it is still the
               folder of the descriptor the harness opened), no capabilities; gated: it waits
               until the harness
               writes "g" on the gate (EOF instead: it exits, nothing run); then `exec`: exec
               the command; `checks`:
-              run checks.py right here (`_run_checks.judge`) with sys.path and the environment a
+              run checks.py right here (`checks_program.judge`) with sys.path and the environment a
               fresh `python -I` would have, then exit. It never holds the result pipe.
 The launcher itself stays in the harness's namespaces and never runs a request's code. It reads
 nothing the agent wrote. Its socket is closed first thing in every child, so nothing sandboxed
@@ -43,7 +43,8 @@ import signal
 import socket
 import sys
 
-from ci_eval.run import _run_checks, _sandbox
+from ci_eval.run.checks import checks_program
+from ci_eval.run.sandbox import sandbox_program
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x10000000, 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
@@ -142,7 +143,7 @@ def _child(request: dict, fds: list[int], sock: socket.socket, launcher: int, id
         held = dict(zip(request.get("held", ()), rest, strict=True))
         sock.close()  # first: nothing below may ever talk to the launcher
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        _sandbox.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        sandbox_program.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != launcher:
             os._exit(DEATH_EXIT)
         os.setpgid(0, 0)  # the harness kills this group on a timeout
@@ -157,7 +158,7 @@ def _child(request: dict, fds: list[int], sock: socket.socket, launcher: int, id
         flags = CLONE_NEWNS | CLONE_NEWPID
         flags |= CLONE_NEWUSER if request.get("user") else 0
         flags |= CLONE_NEWNET if request.get("net") else 0
-        if _sandbox.libc.unshare(flags) != 0:
+        if sandbox_program.libc.unshare(flags) != 0:
             errno = ctypes.get_errno()
             raise OSError(errno, f"unshare: {os.strerror(errno)}")
         if request.get("user"):
@@ -179,10 +180,10 @@ def _child(request: dict, fds: list[int], sock: socket.socket, launcher: int, id
         raise  # the checks' exit (in the grandchild): up to the interpreter's, past the loop
     except BaseException as exc:  # noqa: BLE001 - a child must never return into the loop
         try:
-            _sandbox.report(status_fd, _describe(exc))
-            tell(result, ResultKind.EXIT, _sandbox.SANDBOX_FAILED)
+            sandbox_program.report(status_fd, _describe(exc))
+            tell(result, ResultKind.EXIT, sandbox_program.SANDBOX_FAILED)
         finally:
-            os._exit(_sandbox.SANDBOX_FAILED)
+            os._exit(sandbox_program.SANDBOX_FAILED)
 
 
 def _grandchild(request: dict, status_fd: int, verdict_fd: int | None, gate_fd: int | None,
@@ -193,18 +194,18 @@ def _grandchild(request: dict, status_fd: int, verdict_fd: int | None, gate_fd: 
         # the agent would stop the child, which sits outside the PID namespace and reports how
         # the command ended. The harness kills the child's group; this process dies with it.
         os.setsid()
-        _sandbox.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # unshare --kill-child
-        _sandbox.mount(None, "/", None, MS_REC | MS_PRIVATE)
-        _sandbox.mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        sandbox_program.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # unshare --kill-child
+        sandbox_program.mount(None, "/", None, MS_REC | MS_PRIVATE)
+        sandbox_program.mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
         if request.get("net") and request.get("loopback"):
-            _sandbox.loopback_up()  # while this process still has CAP_NET_ADMIN in the netns
+            sandbox_program.loopback_up()  # while this process still has CAP_NET_ADMIN in the netns
         if not held:  # else the cwd is entered in the view only, where it is the held folder
             os.chdir(request["cwd"])
-        view = _sandbox.View.from_json(request["sandbox"])
-        env = {**request["env"], **_sandbox.isolate(view, held, cwd=request["cwd"])}
+        view = sandbox_program.View.from_json(request["sandbox"])
+        env = {**request["env"], **sandbox_program.isolate(view, held, cwd=request["cwd"])}
     except BaseException as exc:  # noqa: BLE001
-        _sandbox.report(status_fd, _describe(exc))
-        os._exit(_sandbox.SANDBOX_FAILED)
+        sandbox_program.report(status_fd, _describe(exc))
+        os._exit(sandbox_program.SANDBOX_FAILED)
     if gate_fd is not None and not _wait_for_gate(gate_fd):
         os._exit(GATE_CLOSED)
     if request["mode"] == "checks":
@@ -216,13 +217,13 @@ def _grandchild(request: dict, status_fd: int, verdict_fd: int | None, gate_fd: 
         os.set_inheritable(status_fd, False)  # closed by the exec: never the command's
         os.execvpe(argv[0], argv, env)
     except FileNotFoundError:
-        _sandbox.report(status_fd, f"command not found: {argv[0]}",
-                        _sandbox.FailureKind.COMMAND_NOT_FOUND)
-        os._exit(_sandbox.COMMAND_NOT_FOUND)
+        sandbox_program.report(status_fd, f"command not found: {argv[0]}",
+                        sandbox_program.FailureKind.COMMAND_NOT_FOUND)
+        os._exit(sandbox_program.COMMAND_NOT_FOUND)
     except BaseException as exc:  # noqa: BLE001
-        _sandbox.report(status_fd, f"cannot run {argv[0]}: {getattr(exc, 'strerror', exc)}")
-        os._exit(_sandbox.SANDBOX_FAILED)
-    os._exit(_sandbox.SANDBOX_FAILED)
+        sandbox_program.report(status_fd, f"cannot run {argv[0]}: {getattr(exc, 'strerror', exc)}")
+        os._exit(sandbox_program.SANDBOX_FAILED)
+    os._exit(sandbox_program.SANDBOX_FAILED)
 
 
 def _wait_for_gate(gate_fd: int) -> bool:
@@ -238,17 +239,17 @@ def _wait_for_gate(gate_fd: int) -> bool:
 
 
 def _run_checks_here(request: dict, env: dict, status_fd: int, verdict_fd: int) -> None:
-    """checks.py in this process, as `python -I _run_checks.py` would run it; ends it with the
+    """checks.py in this process, as `python -I checks_program.py` would run it; ends it with the
     checks' exit status (ChecksExit: the interpreter's own exit, as after a program)."""
     os.close(status_fd)  # from here on, what goes wrong is the checks' (and the agent code's)
-    code = _run_checks.CRASH_EXIT
+    code = checks_program.CRASH_EXIT
     try:
         _set_command_line(f"ci-eval-checks {request['checks']}")
         os.environ.clear()
         os.environ.update(env)
         sys.path[:] = request["sys_path"]
         sys.dont_write_bytecode = True  # what PYTHONDONTWRITEBYTECODE asks; -I ignores it
-        code = _run_checks.judge(verdict_fd, request["checks"])
+        code = checks_program.judge(verdict_fd, request["checks"])
     finally:
         raise ChecksExit(code)  # whatever happened above, the process ends here
 

@@ -3,9 +3,9 @@
 A sandbox needs a few mount(2) calls that no shell tool makes, so each sandboxed command used to
 start `setpriv` + `unshare` + a Python for the mounts (+ a second Python for the checks
 wrapper): 25-45 ms of CPU per command, the largest part of the harness's cost per run. Instead,
-one launcher interpreter per harness process and kind (_launcher.py) forks each command into its
+one launcher interpreter per harness process and kind (launcher_program.py) forks each command into its
 namespaces: an agent is exec'd there, checks.py runs in the forked process itself. What the
-command sees is the same view (`_sandbox.isolate`); see _launcher.py for how it is made.
+command sees is the same view (`sandbox_program.isolate`); see launcher_program.py for how it is made.
 
 Two launchers, so that the checks' one (whose forks run checks.py in-process and so carry its
 memory) never holds an agent's environment: AGENTS (agents and probes), CHECKS (ci_eval.checks
@@ -31,18 +31,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import ci_eval
-from ci_eval.run._launcher import ResultKind, read_result
-from ci_eval.run._sandbox import View
+from ci_eval.run.sandbox.launcher_program import ResultKind, read_result
+from ci_eval.run.sandbox.sandbox_program import View
 
 BOOT = ("import json, sys\n"
         "config = json.loads(sys.argv[2])\n"
         "sys.path[:0] = config['path']\n"
-        "from ci_eval.run import _launcher\n"
-        "_launcher.serve(int(sys.argv[1]), config)\n")
+        "from ci_eval.run.sandbox import launcher_program\n"
+        "launcher_program.serve(int(sys.argv[1]), config)\n")
 LIVENESS_SECONDS = 1.0  # how often a start that takes long checks the launcher lives
 SOCKET_BUFFER = 4 * 1024 * 1024  # a request (argv, environment) is one message
 # The launcher's last argument: room in its argument area for what a forked checks run shows as
-# its command line (`ci-eval-checks /path/to/checks.py`, see _launcher._set_command_line).
+# its command line (`ci-eval-checks /path/to/checks.py`, see launcher_program._set_command_line).
 TITLE_ROOM = "ci-eval-sandbox-launcher" + " " * 1000
 
 
@@ -66,7 +66,7 @@ class Request:
 
 class Launched:
     """A command the launcher started (Popen's pid, wait() and returncode), followed through its
-    result pipe, which only the launcher's forked child writes (see _launcher.py)."""
+    result pipe, which only the launcher's forked child writes (see launcher_program.py)."""
 
     def __init__(self, result_fd: int, launcher: "Launcher") -> None:
         self.pid: int | None = None

@@ -12,9 +12,9 @@ What happens while agent code is being judged is the agent's result: CRASH, NO_V
 TIMEOUT are a fail of the run (`status`), never an infrastructure error to be retried and
 left out of the pass rate. `ci-eval verify` (trusted outputs) reports them as broken checks.
 
-The verdict comes on a pipe only the checks wrapper (_run_checks.py) holds, the sandbox's own
+The verdict comes on a pipe only the checks wrapper (checks_program.py) holds, the sandbox's own
 failure on another; test outcomes from the structured reports pytest wrote to checks_dir/reports
-(ci_eval/run/pytest_report.py). Nothing is read from text the checked code could print.
+(ci_eval/run/checks/pytest_report.py). Nothing is read from text the checked code could print.
 """
 
 from __future__ import annotations
@@ -26,18 +26,20 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ci_eval.run import isolation as isolation_mod
-from ci_eval.run import launcher
-from ci_eval.run._sandbox import read_failure
-from ci_eval.run.environment import CHECKS_TZ, allowed_env, clean_path, python_bin_dir
-from ci_eval.run.home import OWN_HOME, own_home
-from ci_eval.run.preflight import EVERYWHERE, missing_requirements
-from ci_eval.run.process import Pipe, ProcessResult, start_process
-from ci_eval.run.pytest_report import ReportError, read_report
+from ci_eval.run.checks.pytest_report import ReportError, read_report
+from ci_eval.run.checks.requirements import EVERYWHERE, missing_requirements
+from ci_eval.run.sandbox import launcher
+from ci_eval.run.sandbox.environment import CHECKS_TZ, allowed_env, clean_path, python_bin_dir
+from ci_eval.run.sandbox.home import OWN_HOME, own_home
+from ci_eval.run.sandbox.isolation import Isolation, unsandboxed_checks_argv
+from ci_eval.run.sandbox.process import Pipe, ProcessResult, start_process
+from ci_eval.run.sandbox.requests import checks_reach, checks_request, checks_sys_path
+from ci_eval.run.sandbox.sandbox_program import read_failure
+from ci_eval.run.sandbox.views import release_scratch
 from ci_eval.tasks.model import Task
 
 REASON_CAP = 1000
-RUN_CHECKS = Path(__file__).with_name("_run_checks.py")
+RUN_CHECKS = Path(__file__).with_name("checks_program.py")
 REPORTS = "reports"
 MAX_REPORTS = 100
 
@@ -96,7 +98,7 @@ def _reason(output: str) -> str:
     return text if len(text) <= REASON_CAP else "…" + text[-REASON_CAP:]
 
 
-def run_checks(task: Task, workspace: Path, isolation: isolation_mod.Isolation,
+def run_checks(task: Task, workspace: Path, isolation: Isolation,
                extra_env: tuple[str, ...] = (), *, checks_dir: Path, runs_base: Path,
                hide: tuple[Path, ...] = (), host_home: bool = False) -> CheckOutcome:
     """Score `workspace` (inside runs_base). `checks_dir` (reports, overlays, their own HOME)
@@ -121,7 +123,7 @@ class ChecksRun:
     sandboxes: the launcher's view, and an agent in its own PID namespace that cannot see or
     signal the waiting process (held is ignored without a checks sandbox)."""
 
-    def __init__(self, task: Task, workspace: Path, isolation: isolation_mod.Isolation,
+    def __init__(self, task: Task, workspace: Path, isolation: Isolation,
                  extra_env: tuple[str, ...] = (), *, checks_dir: Path, runs_base: Path,
                  hide: tuple[Path, ...] = (), held: int | None = None, host_home: bool = False):
         self.task, self.checks_dir = task, Path(checks_dir)
@@ -133,7 +135,7 @@ class ChecksRun:
         env = checks_env(task, Path(workspace), self.reports, extra_env)
         if not host_home:
             env.update(own_home(self.checks_dir / OWN_HOME))
-        reach = isolation_mod.checks_reach(isolation, task.path.resolve().parents[1],
+        reach = checks_reach(isolation, task.path.resolve().parents[1],
                                            hide=hide, host_home=host_home) \
             if task.requires else EVERYWHERE
         missing = missing_requirements(task, env["PATH"], reach)
@@ -142,7 +144,7 @@ class ChecksRun:
                                       f"{', '.join(map(str, missing))}", 0.0)
             return
         self.verdict, self.status = Pipe(cap=16), Pipe()
-        request = isolation_mod.checks_request(
+        request = checks_request(
             isolation, task.checks_path, task_dir=task.path, workspace=Path(workspace),
             checks_dir=self.checks_dir, repo_root=task.path.resolve().parents[1],
             runs_base=runs_base, hide=hide, home=env.get("HOME") if host_home else None,
@@ -153,9 +155,9 @@ class ChecksRun:
             gate_read, self.gate = os.pipe()
             extra_fds = (gate_read, os.dup(held))
         if request is None:
-            argv = isolation_mod.unsandboxed_checks_argv(isolation, [
+            argv = unsandboxed_checks_argv(isolation, [
                 sys.executable, "-I", "-S", str(RUN_CHECKS), str(self.verdict.write_fd),
-                str(task.checks_path.resolve()), *isolation_mod.checks_sys_path()])
+                str(task.checks_path.resolve()), *checks_sys_path()])
             self.running = start_process(argv, cwd=cwd, env=env, pipes=(self.verdict,))
         else:  # status first, then verdict: the order the launcher hands them on
             self.running = start_process([], cwd=cwd, env=env,
@@ -201,7 +203,7 @@ class ChecksRun:
         self.running = None
         self.verdict.close()
         self.status.close()
-        isolation_mod.release_scratch(self.checks_dir)
+        release_scratch(self.checks_dir)
 
 
 def _open(gate: int) -> None:
@@ -249,7 +251,7 @@ def _test_outcomes(reports: Path) -> tuple[dict[str, str], str]:
     outcomes: dict[str, str] = {}
     notes = []
     try:
-        # dot-files: a runner's own report on its way to a JSON one (run/junit_run.py)
+        # dot-files: a runner's own report on its way to a JSON one (run/checks/junit_run.py)
         names = sorted(n for n in os.listdir(reports) if not n.startswith("."))[:MAX_REPORTS]
     except OSError:
         return {}, ""

@@ -25,8 +25,8 @@ forged passing copy cannot hide a failure.
 from __future__ import annotations
 
 import re
-from xml.etree import ElementTree
 from pathlib import Path
+from xml.etree import ElementTree
 
 from ci_eval.output import UntrustedFile, read_capped
 

@@ -17,7 +17,7 @@ test can print gigabytes, and subprocess.run would hold them all in the checks' 
     step = run_step(["bash", "-c", cmd], timeout=10)   # step.code is None after a timeout
 
 Orphans come back to the checks process (the init of the checks' PID namespace, and a child
-subreaper, set by _run_checks.py, where there is no namespace), so every process a step started
+subreaper, set by checks_program.py, where there is no namespace), so every process a step started
 is found among its descendants. Each round stops every stray before killing it, so a process
 that forks as fast as it can is caught in the next round.
 """

@@ -7,15 +7,15 @@ are walked without following links; the workspace's top-level `.git` (the agent'
 The text is git-style (`diff --git a/p b/p`, `new file mode`, `deleted file mode`, `old mode` /
 `new mode`, unified hunks, `Binary files a/p and b/p differ`), so people and rubric criteria read
 it as they read `git diff`. A deleted and an added text file with the same or mostly the same
-lines are one rename, as git shows it (ci_eval/run/renames.py).
+lines are one rename, as git shows it (ci_eval/run/workspace/renames.py).
 
-Text is read as Python reads a source file (ci_eval/run/sourcetext.py: a PEP 263 coding cookie,
+Text is read as Python reads a source file (ci_eval/run/workspace/sourcetext.py: a PEP 263 coding cookie,
 a BOM, lines ended by \n, \r\n or \r), so the lines rubric criteria match are the lines the
 interpreter runs.
 
 Bounds: at most MAX_ENTRIES paths are listed, at most BYTE_BUDGET bytes read in all, within
 TIME_BUDGET_SECONDS; files over TEXT_CAP bytes are compared but not shown line by line, each
-file's line diff is bounded (ci_eval/run/linediff.py: difflib alone is quadratic), and the text is
+file's line diff is bounded (ci_eval/run/workspace/linediff.py: difflib alone is quadratic), and the text is
 cut at the cap. A bound never hides a changed path: paths are listed before any content is read
 (a path added, deleted, of another kind, mode or size is changed whatever its bytes), files alike
 in all of that are compared smallest first, and what a budget left unknown is said: `unverified`
@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_eval.output import mask
-from ci_eval.run.linediff import unified_diff
-from ci_eval.run.renames import fold_renames
-from ci_eval.run.sourcetext import source_lines, source_text
+from ci_eval.run.workspace.linediff import unified_diff
+from ci_eval.run.workspace.renames import fold_renames
+from ci_eval.run.workspace.sourcetext import source_lines, source_text
 
 DIFF_CAP_BYTES = 64 * 1024
 TEXT_CAP = 1024 * 1024  # bigger files are compared, and reported as changed, but not diffed

@@ -1,0 +1,1 @@
+"""Running the agent: command, environment, sandbox, usage, API proxy, retries, budget."""

@@ -1,0 +1,1 @@
+"""Judging a workspace: checks.py in its sandbox, the verdict, test reports, requirements."""

@@ -1,0 +1,1 @@
+"""Sandboxes and process lifetimes: isolation, the launcher, timeouts, cancellation, HOME."""

@@ -1,0 +1,100 @@
+"""The sandbox launcher's requests: an agent's command and checks.py, each in its view
+(views.py), for the Isolation this platform has (isolation.py); and what the checks' view lets
+a task's `requires` reach (preflight).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import ci_eval
+from ci_eval.run.sandbox import launcher
+from ci_eval.run.sandbox.home import OWN_HOME
+from ci_eval.run.sandbox.isolation import Isolation
+from ci_eval.run.sandbox.launcher import Request
+from ci_eval.run.sandbox.views import SCRATCH, SOCKET_FOLDERS, inside, run_view, sandbox_view
+
+
+def agent_request(isolation: Isolation, command: list[str], *, repo_root: Path,
+                  runs_base: Path, run_dir: Path, hide=(), home: str | None = None,
+                  keep=()) -> Request | None:
+    """The agent's command inside its sandbox, for the launcher: every mount read-only but the
+    run folder, which holds its own HOME (see _view for the rest; `home`: the host's HOME
+    instead, home: host). `keep`: paths bound back read-only inside what `hide` covers (the
+    resolver's file under a hidden /run). None: agents run unisolated here."""
+    if not isolation.agent_sandboxed:
+        return None
+    run_dir = Path(run_dir).resolve()
+    view = run_view(repo_root, runs_base, hide, home=home)
+    shown = sandbox_view(private=view.private, tmpfs=view.tmpfs, hide=view.hidden,
+                         keep=[*view.keep, *keep], writable=[run_dir], home=view.home,
+                         scratch=run_dir / SCRATCH)
+    return Request(tuple(command), shown, user=isolation.user_namespace, net=False)
+
+
+CHECKS_HIDDEN_PARTS = ("solution", "negatives")  # of the task folder
+
+
+def checks_request(isolation: Isolation, checks_py: Path, *, task_dir: Path, workspace: Path,
+                   checks_dir: Path, repo_root: Path, runs_base: Path, hide=(),
+                   home: str | None = None, held: bool = False) -> Request | None:
+    """checks.py inside the checks' sandbox, for the launcher: like the agent's view, plus no
+    network, host sockets hidden, the task folder readable without its solution/ and
+    negatives/, ci-eval's own package readable, and only the workspace and checks_dir/reports
+    writable, and checks_dir/home, their own HOME, unless `home` (the host's HOME, home: host).
+    Every process they start dies with them (PID namespace). held: the workspace is
+    bound only if it is still the folder of a descriptor handed along, and the sandbox waits
+    on a gate (scoring.ChecksRun).
+    None: no checks sandbox here (see unsandboxed_checks_argv)."""
+    if not isolation.checks_sandboxed:
+        return None
+    checks_dir = Path(checks_dir).resolve()
+    task_dir = Path(task_dir).resolve()
+    view = run_view(repo_root, runs_base, hide, home=home, extra_hidden=SOCKET_FOLDERS)
+    keep = [*view.keep, task_dir, Path(ci_eval.__file__).resolve().parent]
+    writable = [Path(workspace).resolve(), checks_dir / "reports"]
+    writable += [] if home else [checks_dir / OWN_HOME]
+    shown = sandbox_view(private=view.private, tmpfs=view.tmpfs, hide=view.hidden,
+                         keep=keep, writable=writable,
+                         mask=[task_dir / part for part in CHECKS_HIDDEN_PARTS],
+                         home=view.home, scratch=checks_dir / SCRATCH)
+    return Request((), shown, user=isolation.user_namespace, net=True, mode="checks",
+                   checks=str(Path(checks_py).resolve()), sys_path=checks_sys_path(),
+                   gated=held, held=(str(Path(workspace).resolve()),) if held else ())
+
+
+@dataclass(frozen=True)
+class ChecksReach:
+    """What of the host the checks' sandbox shows, for resolving a task's `requires` as the
+    checks will see them (preflight): `hidden_by(path)` is the covered folder that hides path
+    from the checks, or None when they can reach it."""
+
+    hidden: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()
+
+    def hidden_by(self, path: str | Path, *also_kept: Path) -> str | None:
+        real = os.path.realpath(path)
+        if inside(real, [*self.kept, *(str(Path(p).resolve()) for p in also_kept)]):
+            return None
+        return next((folder for folder in self.hidden if inside(real, [folder])), None)
+
+
+def checks_reach(isolation: Isolation, repo_root: Path, *, hide=(),
+                 host_home: bool = False) -> ChecksReach:
+    """The checks' view (checks_request) of an invocation on repo_root; everything is reachable
+    without a checks sandbox. A task's own folder is bound back too (hidden_by's also_kept)."""
+    if not isolation.checks_sandboxed:
+        return ChecksReach()
+    home = os.environ.get("HOME") if host_home else None
+    view = run_view(repo_root, repo_root, hide, home=home, extra_hidden=SOCKET_FOLDERS)
+    kept = (*view.keep, str(Path(ci_eval.__file__).resolve().parent))
+    return ChecksReach(tuple(view.hidden + view.tmpfs), kept)
+
+
+@functools.lru_cache(maxsize=1)
+def checks_sys_path() -> tuple[str, ...]:
+    """sys.path for checks.py, as `python -I` would start with it (launcher.checks_sys_path)."""
+    return launcher.checks_sys_path()
