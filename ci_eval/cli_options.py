@@ -19,9 +19,54 @@ def add_root_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--root", default=None, metavar="DIR", help=ROOT_HELP)
 
 
-def add_results_argument(parser: argparse.ArgumentParser) -> None:
+def add_results_argument(parser: argparse.ArgumentParser, *, shards: bool = False) -> None:
+    """--results; shards=True: a command that merges RESULTS/shard-*/ first (gate,
+    propose-baseline)."""
+    what = "folder holding shard-*/ folders, or results" if shards else "results folder"
     parser.add_argument("--results", default="results", metavar="DIR",
-                        help="results folder, relative to --root (default results/)")
+                        help=f"{what}, relative to --root (default results/)")
+
+
+def add_requested_runs_argument(parser: argparse.ArgumentParser,
+                                fewer: str = "is inconclusive") -> None:
+    """-k of the commands that judge recorded runs: what a task with fewer valid runs gets."""
+    parser.add_argument("-k", type=positive_int, default=None, metavar="N",
+                        help="valid runs asked of every task, overriding what `ci-eval run` "
+                        f"recorded; a task with fewer {fewer} (default: each task's own k, or "
+                        "confirmation stage, recorded with its runs)")
+
+
+def add_agent_mismatch_argument(parser: argparse.ArgumentParser, *, records: bool = False) -> None:
+    """--allow-agent-mismatch: compare (records=False) or record into the baseline (True)
+    results of another agent than the baseline's."""
+    parser.add_argument("--allow-agent-mismatch", action="store_true",
+                        help="record results of another agent than the baseline's (the "
+                        "baseline's agent becomes theirs)" if records else
+                        "compare results recorded with another agent than the baseline's")
+
+
+def add_output_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--output", metavar="FILE",
+                        help="write to FILE instead of stdout (its folder is created)")
+
+
+def add_footer_commit_argument(parser: argparse.ArgumentParser) -> None:
+    """--commit of a report (github.context.footer_commit picks the default)."""
+    parser.add_argument("--commit", metavar="SHA",
+                        help="commit shown in the report footer (default: $GITHUB_SHA, else "
+                        "git's HEAD)")
+
+
+def add_today_argument(parser: argparse.ArgumentParser,
+                       help_text: str = "today's date (default: UTC)") -> None:
+    """--today, read with verdict.gc.parse_day (args.today: None means today, UTC)."""
+    parser.add_argument("--today", metavar="YYYY-MM-DD", help=help_text)
+
+
+def add_recorded_date_argument(parser: argparse.ArgumentParser) -> None:
+    """--date of a baseline write (baseline update, propose-baseline); None: utc_today()."""
+    parser.add_argument("--date", type=iso_date, metavar="YYYY-MM-DD",
+                        help="recorded date (default: today, UTC)")
 
 
 DEFAULT_HISTORY = ".ci-eval/history"  # = results.history.DEFAULT_HISTORY_DIR (tests/test_history.py)
@@ -47,7 +92,21 @@ def add_pull_request_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--remote", metavar="URL",
                         help="where to push (default: $GITHUB_SERVER_URL/$GITHUB_REPOSITORY.git "
                         "in Actions, else origin)")
+    add_repo_argument(parser)
+
+
+def add_repo_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repo", metavar="OWNER/NAME", help="default: $GITHUB_REPOSITORY")
+
+
+def add_comment_target_arguments(parser: argparse.ArgumentParser) -> None:
+    """--pr, --repo, --author: which pull request's ci-eval comment (comment, gate)."""
+    parser.add_argument("--pr", type=positive_int, metavar="N",
+                        help="pull request number (default: the event's pull request)")
+    add_repo_argument(parser)
+    parser.add_argument("--author", metavar="LOGIN",
+                        help="whose comment is ours (default: the token's identity, from GET "
+                        "/user, or GraphQL viewer for installation tokens)")
 
 
 def add_tasks_argument(parser: argparse.ArgumentParser) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from act_helpers import commit_repo, git
 
+from ci_eval.github.context import footer_commit
 from ci_eval.render import compare as rc
 from ci_eval.verdict.model import TaskVerdict, Verdict
 
@@ -52,6 +53,18 @@ def test_compare_asks_git_for_the_commit_when_github_sha_is_unset(repo_root, mak
     assert cli("run", "--agent", "reference", "-k", "1", cwd=repo_root).returncode == 0
     done = cli("compare", "--format", "markdown", cwd=repo_root)
     assert f"commit {head[:12]}" in done.stdout and "commit unknown" not in done.stdout
+
+
+def test_the_footer_commit_is_the_option_then_github_sha_then_git_head(tmp_path):
+    """compare and gate share one order: --commit, $GITHUB_SHA, git's HEAD, else unknown."""
+    (tmp_path / "f").write_text("x")
+    commit_repo(tmp_path)
+    head = git(tmp_path, "rev-parse", "HEAD")
+    sha = "abc123def4567890"
+    assert footer_commit("feedbeef", tmp_path, {"GITHUB_SHA": sha}) == "feedbeef"
+    assert footer_commit(None, tmp_path, {"GITHUB_SHA": sha}) == sha
+    assert footer_commit(None, tmp_path, {"GITHUB_SHA": ""}) == head
+    assert footer_commit(None, tmp_path / "f", {}) is None  # no repository there: unknown
 
 
 def test_the_footer_has_the_run_total_of_tokens_and_cost():

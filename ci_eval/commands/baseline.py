@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 
 from ci_eval.cli_options import (
+    add_agent_mismatch_argument,
     add_baseline_argument,
     add_json_argument,
+    add_recorded_date_argument,
+    add_requested_runs_argument,
     add_results_argument,
     add_root_argument,
-    iso_date,
-    positive_int,
     utc_today,
 )
 
@@ -42,15 +43,9 @@ def add_parser(subparsers) -> None:
     add_baseline_argument(update)
     update.add_argument("--allow-below-threshold", action="store_true",
                         help="record (and gate) tasks whose pass rate is below 0.60")
-    update.add_argument("--allow-agent-mismatch", action="store_true",
-                        help="record results of another agent than the baseline's (the "
-                        "baseline's agent becomes theirs)")
-    update.add_argument("--date", type=iso_date, metavar="YYYY-MM-DD",
-                        help="recorded date (default: today, UTC)")
-    update.add_argument("-k", type=positive_int, default=None, metavar="N",
-                        help="valid runs asked of every task, overriding what `ci-eval run` "
-                        "recorded; a task with fewer is refused (default: each task's own k, "
-                        "or confirmation stage, recorded with its runs)")
+    add_agent_mismatch_argument(update, records=True)
+    add_recorded_date_argument(update)
+    add_requested_runs_argument(update, "is refused")
     update.set_defaults(handler=run_update)
 
     show = sub.add_parser("show", help="print baseline.json as a table (or --json)",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.cli_options import add_json_argument, positive_int
+from ci_eval.cli_options import add_comment_target_arguments, add_json_argument
 
 
 def add_parser(subparsers) -> None:
@@ -20,14 +20,8 @@ def add_parser(subparsers) -> None:
         "plain 403 (no permission to comment) writes the report to the step summary instead "
         "and says so (exit 0). Exit 0 posted (or fell back), 2 bad input or GitHub refused.",
     )
-    parser.add_argument("--pr", type=positive_int, metavar="N",
-                        help="pull request number (default: the event's pull request)")
+    add_comment_target_arguments(parser)
     parser.add_argument("--body", required=True, metavar="FILE", help="markdown file to post")
-    parser.add_argument("--repo", metavar="OWNER/NAME",
-                        help="repository (default: $GITHUB_REPOSITORY)")
-    parser.add_argument("--author", metavar="LOGIN",
-                        help="whose comment is ours (default: the token's identity, from GET "
-                        "/user, or GraphQL viewer for installation tokens)")
     add_json_argument(parser, "print the outcome as JSON")
     parser.set_defaults(handler=run)
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 
 from ci_eval.cli_options import (
+    add_agent_mismatch_argument,
     add_baseline_argument,
+    add_footer_commit_argument,
     add_json_format_alias,
+    add_output_argument,
+    add_requested_runs_argument,
     add_results_argument,
     add_root_argument,
     add_tasks_argument,
-    positive_int,
 )
 
 FORMATS = ("table", "markdown", "json", "junit")
@@ -35,27 +38,19 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--format", choices=FORMATS, default="table",
                         help="table (terminal), markdown (PR comment), json, junit")
     add_json_format_alias(parser)
-    parser.add_argument("--output", metavar="FILE",
-                        help="write to FILE instead of stdout (its folder is created)")
-    parser.add_argument("-k", type=positive_int, default=None, metavar="N",
-                        help="valid runs asked of every task, overriding what `ci-eval run` "
-                        "recorded; a task with fewer is inconclusive (default: each task's own "
-                        "k, or confirmation stage, recorded with its runs)")
-    parser.add_argument("--allow-agent-mismatch", action="store_true",
-                        help="compare results recorded with another agent than the baseline's")
-    parser.add_argument("--commit", metavar="SHA",
-                        help="commit shown in the report footer (default: $GITHUB_SHA, else "
-                        "git's HEAD)")
+    add_output_argument(parser)
+    add_requested_runs_argument(parser)
+    add_agent_mismatch_argument(parser)
+    add_footer_commit_argument(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
     import sys
     from pathlib import Path
 
     from ci_eval.agents.config_file import load_config
-    from ci_eval.github.context import head_commit
+    from ci_eval.github import context
     from ci_eval.output import emit
     from ci_eval.render.compare import render, verdict_line
     from ci_eval.verdict.assemble import build_verdict
@@ -64,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     verdict = build_verdict(root, root / args.results, args.baseline, k=args.k,
                             allow_agent_mismatch=args.allow_agent_mismatch,
                             selected=args.tasks or None, rules=load_config(root).gate)
-    commit = args.commit or os.environ.get("GITHUB_SHA") or head_commit(root)
+    commit = context.footer_commit(args.commit, root)
     emit(render(verdict, args.format, commit=commit), args.output)
     if args.output:
         print(verdict_line(verdict, emoji=False), file=sys.stderr)

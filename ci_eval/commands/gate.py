@@ -20,7 +20,15 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.cli_options import add_baseline_argument, add_root_argument, positive_int
+from ci_eval.cli_options import (
+    add_agent_mismatch_argument,
+    add_baseline_argument,
+    add_comment_target_arguments,
+    add_footer_commit_argument,
+    add_requested_runs_argument,
+    add_results_argument,
+    add_root_argument,
+)
 from ci_eval.github.comment import COMMENT_POLICIES
 
 HISTORY_FOLDER = "history"  # RESULTS/history/: the run summary of a default-branch run
@@ -42,19 +50,11 @@ def add_parser(subparsers) -> None:
         "Dependabot (no secrets) are skipped with a notice, exit 0.",
     )
     add_root_argument(parser)
-    parser.add_argument("--results", default="results", metavar="DIR",
-                        help="folder holding shard-*/ folders, or results, relative to --root "
-                        "(default results/)")
+    add_results_argument(parser, shards=True)
     add_baseline_argument(parser)
-    parser.add_argument("-k", type=positive_int, default=None, metavar="N",
-                        help="valid runs asked of every task (default: as recorded)")
-    parser.add_argument("--allow-agent-mismatch", action="store_true",
-                        help="compare results of another agent than the baseline's")
-    parser.add_argument("--pr", type=positive_int, metavar="N",
-                        help="pull request to comment on (default: the event's)")
-    parser.add_argument("--repo", metavar="OWNER/NAME", help="default: $GITHUB_REPOSITORY")
-    parser.add_argument("--author", metavar="LOGIN",
-                        help="whose comment is ours (default: the token's identity)")
+    add_requested_runs_argument(parser)
+    add_agent_mismatch_argument(parser)
+    add_comment_target_arguments(parser)
     parser.add_argument("--no-comment", action="store_true",
                         help="do not post the PR comment (same as --comment off)")
     parser.add_argument("--comment", choices=COMMENT_POLICIES, default="always",
@@ -65,8 +65,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--comment-key", metavar="KEY",
                         help="a comment of its own per KEY (letters, digits, . _ -), for two "
                         "ci-eval workflows on one pull request (default: the one comment)")
-    parser.add_argument("--commit", metavar="SHA",
-                        help="commit in the footer (default $GITHUB_SHA, else git's HEAD)")
+    add_footer_commit_argument(parser)
     parser.add_argument("--history-out", metavar="DIR",
                         help="on the default branch, where the run summary is written, relative "
                         f"to --root (default RESULTS/{HISTORY_FOLDER}/); its path is the step "
@@ -238,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
 
     root = Path(args.root)
     marker_for(args.comment_key)  # a bad key is bad input before anything is posted
-    commit = args.commit or ctx.sha or context.head_commit(root)
+    commit = context.footer_commit(args.commit, root)
     if args.plan_result and args.plan_result != "success":
         return fail_without_verdict(
             no_verdict.render_plan_failed(args.plan_result, run_url=ctx.run_url, commit=commit),

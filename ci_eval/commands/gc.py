@@ -10,6 +10,7 @@ from ci_eval.cli_options import (
     add_history_argument,
     add_json_argument,
     add_root_argument,
+    add_today_argument,
     history_dir,
 )
 
@@ -29,7 +30,7 @@ def add_parser(subparsers) -> None:
     add_root_argument(parser)
     add_history_argument(parser)
     add_baseline_argument(parser)
-    parser.add_argument("--today", metavar="YYYY-MM-DD", help="today's date (default: UTC)")
+    add_today_argument(parser)
     parser.add_argument("--dry-run", action="store_true", help="show the plan, change nothing")
     add_json_argument(parser, "print the plan (and what was done) "
                         "as JSON")

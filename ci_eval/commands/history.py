@@ -8,6 +8,7 @@ import argparse
 from ci_eval.cli_options import (
     add_history_argument,
     add_json_argument,
+    add_repo_argument,
     add_results_argument,
     add_root_argument,
     bounded_int,
@@ -99,7 +100,7 @@ def add_parser(subparsers) -> None:
                        help="file name (or id) of the eval workflow (default eval.yml)")
     fetch.add_argument("--branch", metavar="BRANCH",
                        help="branch whose runs count (default: the repository's default branch)")
-    fetch.add_argument("--repo", metavar="OWNER/NAME", help="default: $GITHUB_REPOSITORY")
+    add_repo_argument(fetch)
     add_json_argument(fetch, "print what was fetched as JSON")
     fetch.set_defaults(handler=run_fetch)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.cli_options import add_json_argument, add_root_argument
+from ci_eval.cli_options import add_json_argument, add_root_argument, add_today_argument
 
 FORMAT_HELP = {
     "fixture-json": "task.json {id, goal, verifier {name, args}} with buggy/ and expected/",
@@ -40,8 +40,7 @@ def add_parser(subparsers) -> None:
                         help="repo root to write into (default: --root, or the repo found "
                         "upward from here); its tasks/ is created when missing")
     add_root_argument(parser)
-    parser.add_argument("--today", metavar="YYYY-MM-DD",
-                        help="the imported tasks' created date (default: today, UTC)")
+    add_today_argument(parser, "the imported tasks' created date (default: today, UTC)")
     add_json_argument(parser, "print a JSON report")
     parser.set_defaults(handler=run)
 

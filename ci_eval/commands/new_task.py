@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.cli_options import add_json_argument, add_root_argument
+from ci_eval.cli_options import add_json_argument, add_root_argument, add_today_argument
 
 
 def add_parser(subparsers) -> None:
@@ -28,8 +28,7 @@ def add_parser(subparsers) -> None:
                         help="failure log to prefill from, relative to --root")
     parser.add_argument("--list-logs", action="store_true",
                         help="list the failure logs not yet turned into tasks")
-    parser.add_argument("--today", metavar="YYYY-MM-DD",
-                        help="the new task's created date (default: today, UTC)")
+    add_today_argument(parser, "the new task's created date (default: today, UTC)")
     add_json_argument(parser, "print JSON")
     parser.set_defaults(handler=run)
 

@@ -10,6 +10,7 @@ from ci_eval.cli_options import (
     add_json_argument,
     add_pull_request_arguments,
     add_root_argument,
+    add_today_argument,
     history_dir,
 )
 
@@ -32,7 +33,7 @@ def add_parser(subparsers) -> None:
     add_root_argument(parser)
     add_history_argument(parser)
     add_baseline_argument(parser)
-    parser.add_argument("--today", metavar="YYYY-MM-DD", help="today's date (default: UTC)")
+    add_today_argument(parser)
     add_pull_request_arguments(parser)
     parser.add_argument("--dry-run", action="store_true",
                         help="print the plan and the PR body; change nothing, call no API")

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 
 from ci_eval.cli_options import (
+    add_agent_mismatch_argument,
     add_baseline_argument,
     add_pull_request_arguments,
+    add_recorded_date_argument,
+    add_results_argument,
     add_root_argument,
     add_tasks_argument,
-    iso_date,
     utc_today,
 )
 
@@ -31,13 +33,10 @@ def add_parser(subparsers) -> None:
     )
     add_root_argument(parser)
     add_tasks_argument(parser)
-    parser.add_argument("--results", default="results", metavar="DIR",
-                        help="folder holding shard-*/ folders, or results (default results/)")
+    add_results_argument(parser, shards=True)
     add_baseline_argument(parser)
-    parser.add_argument("--allow-agent-mismatch", action="store_true",
-                        help="record results of another agent than the baseline's")
-    parser.add_argument("--date", type=iso_date, metavar="YYYY-MM-DD",
-                        help="recorded date (default today, UTC)")
+    add_agent_mismatch_argument(parser, records=True)
+    add_recorded_date_argument(parser)
     parser.add_argument("--branch", default=DEFAULT_BRANCH,
                         help=f"branch to push (default {DEFAULT_BRANCH})")
     add_pull_request_arguments(parser)

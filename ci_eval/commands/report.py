@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from ci_eval.cli_options import (
     add_json_format_alias,
+    add_output_argument,
+    add_requested_runs_argument,
     add_results_argument,
     add_root_argument,
-    positive_int,
 )
 
 
@@ -27,12 +28,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--reasons", action="store_true",
                         help="list, per task, the distinct reasons its runs did not pass, with "
                         "counts")
-    parser.add_argument("--output", metavar="FILE",
-                        help="write to FILE instead of stdout (its folder is created)")
-    parser.add_argument("-k", type=positive_int, default=None, metavar="N",
-                        help="valid runs asked of every task: the k of pass@k and pass^k, and a "
-                        "task with fewer valid runs is inconclusive (default: each task's own k, "
-                        "or confirmation stage, recorded with its runs)")
+    add_output_argument(parser)
+    add_requested_runs_argument(parser, "is inconclusive; also the k of pass@k and pass^k")
     parser.set_defaults(handler=run)
 
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.cli_options import add_baseline_argument, add_json_argument, add_root_argument
+from ci_eval.cli_options import (
+    add_baseline_argument,
+    add_json_argument,
+    add_root_argument,
+    add_today_argument,
+)
 
 
 def add_parser(subparsers) -> None:
@@ -19,8 +24,7 @@ def add_parser(subparsers) -> None:
     add_root_argument(parser)
     parser.add_argument("task", metavar="TASK", help="archived task: task-NNN-name, task-NNN or NNN")
     add_baseline_argument(parser)
-    parser.add_argument("--today", metavar="YYYY-MM-DD",
-                        help="date of the log line (default: today, UTC)")
+    add_today_argument(parser, "date of the log line (default: today, UTC)")
     add_json_argument(parser, "print JSON")
     parser.set_defaults(handler=run)
 

@@ -104,6 +104,13 @@ def head_commit(root) -> str | None:
     return sha if done.returncode == 0 and len(sha) in (40, 64) else None
 
 
+def footer_commit(given: str | None, root, env: Mapping[str, str] | None = None) -> str | None:
+    """The commit a report's footer names: --commit, else the run's $GITHUB_SHA, else git's HEAD
+    at `root` (compare, gate)."""
+    env = os.environ if env is None else env
+    return given or env.get("GITHUB_SHA") or head_commit(root)
+
+
 def no_secrets_reason(ctx: Context) -> str | None:
     """Why this run gets no repository secrets (so running an agent is pointless), or None."""
     if ctx.event_name not in ("pull_request", "pull_request_review", "pull_request_review_comment"):
