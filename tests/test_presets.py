@@ -211,7 +211,7 @@ ARGV = {
 FIXED_ENV = {
     "claude-code": {"IS_SANDBOX": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"},
     "codex": {},
-    "gemini": {"GEMINI_CLI_TRUST_WORKSPACE": "true"},
+    "gemini": {"GEMINI_CLI_TRUST_WORKSPACE": "true", "GEMINI_CLI_NO_RELAUNCH": "true"},
     "aider": {},
     "goose": {"GOOSE_MODE": "auto", "GOOSE_DISABLE_KEYRING": "true",
               "GOOSE_PROVIDER": "anthropic", "GOOSE_MODEL": "MODEL"},

@@ -11,6 +11,11 @@ Exit codes (headless mode): 0 success, 1 general error, 41 authentication, 42 in
 
 Unattended: --yolo, which Gemini CLI only honours in a trusted folder, hence
 GEMINI_CLI_TRUST_WORKSPACE=true. `--prompt=TEXT` keeps a prompt starting with "-" a value.
+
+GEMINI_CLI_NO_RELAUNCH=true: without it gemini-cli loads its whole bundle, then starts itself
+again as a child node process (with a larger heap limit) that loads it a second time, while the
+parent ignores SIGTERM and only relays: about 1.2 CPU s of every run, and the harness's timeout
+signal would reach a relay instead of the agent. The child gemini-cli starts sets the same variable.
 """
 
 from __future__ import annotations
@@ -52,7 +57,8 @@ class Gemini(Preset):
     login_file = (".gemini", "oauth_creds.json")
     pass_env = ("GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GEMINI_BASE_URL",
                 "GEMINI_MODEL", *PROXY_ENV)
-    fixed_env = MappingProxyType({"GEMINI_CLI_TRUST_WORKSPACE": "true"})
+    fixed_env = MappingProxyType({"GEMINI_CLI_TRUST_WORKSPACE": "true",
+                                  "GEMINI_CLI_NO_RELAUNCH": "true"})
     base_url_env = ("GOOGLE_GEMINI_BASE_URL",)
 
     def home_files(self, model):
