@@ -6,6 +6,9 @@
 #
 #   scripts/mutation.sh            # all of the scope
 #   scripts/mutation.sh "ci_eval.verdict.gate*"   # only these mutants (mutmut run ARGS)
+#   MUTATION_SCOPE="ci_eval/results/summary.py" \
+#     MUTATION_TESTS="tests/test_gc.py tests/test_x.py::test_y" scripts/mutation.sh --max-children 1
+#                                  # a smaller scope / test selection (space-separated, from the root)
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/ci-eval-mutation-XXXXXX")"
@@ -16,6 +19,7 @@ python3 -m venv .venv
 . .venv/bin/activate
 pip install --quiet --disable-pip-version-check -e '.[test]' 'mutmut>=3.8,<4'
 python3 - <<'PY'
+import os
 from pathlib import Path
 # the tests of the scoped packages (in-process ones kill most mutants; CLI children run them too)
 tests = sorted({p.stem for pattern in ("test_gate.py", "test_confirmation.py", "test_calibration*.py",
@@ -26,10 +30,12 @@ tests = sorted({p.stem for pattern in ("test_gate.py", "test_confirmation.py", "
 scope = ["ci_eval/verdict/*", "ci_eval/results/stats.py", "ci_eval/results/summary.py"]
 if Path("ci_eval/grading").is_dir():
     scope.append("ci_eval/grading/*")
+scope = os.environ.get("MUTATION_SCOPE", "").split() or scope
+selection = os.environ.get("MUTATION_TESTS", "").split() or [f"tests/{t}.py" for t in tests]
 with open("pyproject.toml", "a") as handle:
     handle.write("\n[tool.mutmut]\nsource_paths = [\"ci_eval\"]\n"
                  f"only_mutate = {scope!r}\n".replace("'", '"')
-                 + f"pytest_add_cli_args_test_selection = {[f'tests/{t}.py' for t in tests]!r}\n"
+                 + f"pytest_add_cli_args_test_selection = {selection!r}\n"
                  .replace("'", '"')
                  + 'pytest_add_cli_args = ["-q", "-p", "no:cacheprovider"]\n'
                  # what the selected tests read besides ci_eval/ (gate_sim.py, the bundled tasks)
