@@ -18,6 +18,10 @@ cd "$work"
 python3 -m venv .venv
 . .venv/bin/activate
 pip install --quiet --disable-pip-version-check -e '.[test]' 'mutmut>=3.8,<4'
+# every interpreter of this venv imports mutation_child_hits: in mutmut's stats pass it records what
+# a test's `python -m ci_eval` children run, and mutation_stats_plugin (-p below) credits the test
+printf '%s\n' "$work/scripts/mutation_stats" "import mutation_child_hits" \
+  > "$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/ci_eval_mutation_stats.pth"
 python3 - <<'PY'
 import os
 from pathlib import Path
@@ -37,7 +41,7 @@ with open("pyproject.toml", "a") as handle:
                  f"only_mutate = {scope!r}\n".replace("'", '"')
                  + f"pytest_add_cli_args_test_selection = {selection!r}\n"
                  .replace("'", '"')
-                 + 'pytest_add_cli_args = ["-q", "-p", "no:cacheprovider"]\n'
+                 + 'pytest_add_cli_args = ["-q", "-p", "no:cacheprovider", "-p", "mutation_stats_plugin"]\n'
                  # what the selected tests read besides ci_eval/ (gate_sim.py, the bundled tasks)
                  + 'also_copy = ["bench", "tasks", "docs"]\n')
 PY

@@ -170,8 +170,9 @@ def _cli_env(extra: dict | None) -> dict:
     )
     env.pop("GITHUB_ACTIONS", None)
     if env.get("MUTANT_UNDER_TEST") == "stats":
-        # scripts/mutation.sh: mutmut's coverage pass records hits in its own process (a child's
-        # would be lost) and needs its config from the cwd; children run mutants, not this pass
+        # scripts/mutation.sh, mutmut's stats pass: mutmut's own recorder would read its config
+        # from the child's cwd; the child records its hits with scripts/mutation_stats instead
+        # (CI_EVAL_MUTATION_HITS, which it keeps), and turns the pass back on for itself
         del env["MUTANT_UNDER_TEST"]
     env.update(extra or {})
     return env
