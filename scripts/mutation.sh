@@ -55,7 +55,7 @@ import collections, re, subprocess
 counts = collections.defaultdict(collections.Counter)
 survivors = []
 for line in open("results.txt"):
-    m = re.match(r"\s*(ci_eval\.[\w.]+?)\.x.*?: (\w+)", line)
+    m = re.match(r"\s*(ci_eval\.[\w.]+?)\.x.*?: ([\w ]+)$", line)
     if not m:
         continue
     module, status = m.groups()
@@ -64,8 +64,10 @@ for line in open("results.txt"):
     if status == "survived":
         survivors.append(line.split(":")[0].strip())
 for package, c in sorted(counts.items()):
-    print(f"{package:32} killed {c['killed']:4}  survived {c['survived']:4}  other "
-          f"{sum(c.values()) - c['killed'] - c['survived']:4}")
+    # "not checked": left out by mutant names given to mutmut run
+    columns = ("killed", "survived", "no tests", "timeout", "not checked")
+    print(f"{package:32} " + "  ".join(f"{name} {c[name]:4}" for name in columns)
+          + f"  other {sum(c.values()) - sum(c[name] for name in columns):4}")
 print("\nsurvived:")
 print("\n".join(survivors) or "(none)")
 with open("survivors.txt", "w") as report:
