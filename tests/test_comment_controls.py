@@ -7,7 +7,7 @@ import pytest
 from fake_github import fake_github  # noqa: F401 - the fixture
 from test_github_gate import BROKEN_SOLUTION, REPO, actions_env, write_baseline
 
-from ci_eval.github.comment import COMMENT_POLICIES, may_create
+from ci_eval.github.comment_policy import COMMENT_POLICIES, may_create
 
 
 @pytest.fixture

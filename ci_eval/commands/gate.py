@@ -29,7 +29,7 @@ from ci_eval.cli_options import (
     add_results_argument,
     add_root_argument,
 )
-from ci_eval.github.comment import COMMENT_POLICIES
+from ci_eval.github.comment_policy import COMMENT_POLICIES
 
 HISTORY_FOLDER = "history"  # RESULTS/history/: the run summary of a default-branch run
 
@@ -162,7 +162,8 @@ def publish(markdown: str, ctx, args, *, failed: bool, changed: bool) -> str:
     import sys
 
     from ci_eval.github import actions
-    from ci_eval.github.comment import Posted, marker_for, may_create, post_or_fall_back
+    from ci_eval.github.comment import Posted, marker_for, post_or_fall_back
+    from ci_eval.github.comment_policy import may_create
 
     in_summary = actions.append_summary(markdown)
     pr = args.pr or (ctx.pr_number if ctx.event_name == "pull_request" else None)

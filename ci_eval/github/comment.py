@@ -22,22 +22,7 @@ from ci_eval.github import client as gh_client
 from ci_eval.output import mask
 from ci_eval.render.compare import COMMENT_MARKER, MAX_COMMENT_CHARS
 
-# When the report goes to the pull request (the action's `comment` input, gate --comment):
-#   always      create or update the comment (the default)
-#   on-change   create it only when a task's status is not "unchanged" or the gate fails
-#   on-failure  create it only when the gate fails
-#   off         never touch the pull request
-# A comment that exists already is always updated (except with off), so it never keeps telling
-# of a failure that was fixed.
-COMMENT_POLICIES = ("always", "on-change", "on-failure", "off")
 KEY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-
-
-def may_create(policy: str, *, failed: bool, changed: bool) -> bool | None:
-    """Whether a missing comment may be created; None: leave the pull request alone."""
-    if policy == "off":
-        return None
-    return {"always": True, "on-change": changed or failed, "on-failure": failed}[policy]
 
 
 def marker_for(key: str | None) -> str:
