@@ -1,14 +1,19 @@
-"""The eval.yml that `ci-eval init --agent PRESET` writes, run by act: the workflow's own install
-step puts the real CLI on PATH at its pinned version (from the npm registry or PyPI), the shard
-runs it against a loopback fake of the model API (tests/fake_models), and the pull request gets a
-comment with the run's usage and cost.
+"""The eval.yml that `ci-eval init --agent PRESET` writes, run by act, for every installable
+preset (claude-code, codex, gemini, aider, mini-swe-agent): the workflow's own install step puts
+the real CLI on PATH at its pinned version (from the npm registry or PyPI), the shard runs it
+against a loopback fake of the model API (tests/fake_models), and the pull request gets a comment
+with the run's usage and cost.
 
-Under act: claude-code (npm) and aider (pip). The other installable presets (codex, gemini,
-mini-swe-agent) get the same install step from the same code (tests/test_init_presets.py checks
-each one's step); running all five under act would add several minutes to a suite that must
-stay under six. The installs go to ~/.cache/ci-eval-tests/init-agents/PRESET through the step's
-CI_EVAL_AGENT_PREFIX and are reused while they hold the pinned version (a fresh machine
-installs them itself: about a minute for Claude Code, longer for aider).
+How each one reaches the fake is what a user of that tool writes: claude-code and aider take the
+API's address from the job's environment (ANTHROPIC_BASE_URL, OPENAI_API_BASE); codex, gemini and
+mini-swe-agent from an `agents:` entry of ci-eval.yaml (`base_url:`, and the `model:` that
+mini-swe-agent needs), with a `pricing:` row where the tool reports no cost (codex, gemini).
+
+The installs go to ~/.cache/ci-eval-tests/init-agents/PRESET through the step's
+CI_EVAL_AGENT_PREFIX and are reused while they hold the pinned version (the step's version
+check: under a second). A fresh machine installs them itself, from the registries, with npm's and
+pip's download caches under ~/.cache/ci-eval-tests/ (npm-cache, pip-cache) so that a changed pin
+downloads only what changed.
 """
 
 from __future__ import annotations
@@ -16,21 +21,50 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import fake_models
 import pytest
-from act_helpers import REPOSITORY, TOKEN, job_results, pr_event, run_act
+from act_helpers import REPOSITORY, TOKEN, commit_repo, job_results, pr_event, run_act
 from fake_github import FakeGitHub
 from test_act_report import user_repo
 
 from ci_eval.agents.installs import INSTALLS
 
-CACHE = Path.home() / ".cache" / "ci-eval-tests" / "init-agents"
+TEST_CACHE = Path.home() / ".cache" / "ci-eval-tests"
+CACHE = TEST_CACHE / "init-agents"
 NEEDS = {"npm": ("npm", "node"), "pip": ("python3",)}
 REGISTRY_ENV = ("NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
                 "CURL_CA_BUNDLE", "PIP_CERT", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL",
-                "PIP_FIND_LINKS", "PIP_DEFAULT_TIMEOUT", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY")
+                "PIP_FIND_LINKS", "PIP_DEFAULT_TIMEOUT", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY",
+                "npm_config_registry")
+RUNS = 2  # runs of the one task (the workflow as written runs 5)
+# The fake model's scripted tool call makes the example task's known-good change (init's
+# solution/solve.sh), so the real CLI's edit passes the task's checks.
+SOLUTION = (Path(__file__).resolve().parents[1] / "ci_eval" / "templates" / "task" / "solution"
+            / "solve.sh").read_text()
+FIX = fake_models.Edit("slug.py", re.search(r"<<'PY'\n(.*?)^PY$", SOLUTION, re.S | re.M).group(1))
+
+
+@dataclass(frozen=True)
+class Case:
+    secret: str
+    env: str = ""  # the job variable that takes the fake's address ("" = base_url: in ci-eval.yaml)
+    suffix: str = ""  # appended to the fake's address
+    model: str = ""  # the agents: entry's model ("" = no entry, the preset as init wrote it)
+    price: str = ""  # a pricing: row for the model, for tools that report no cost
+
+
+CASES = {
+    "claude-code": Case("ANTHROPIC_API_KEY", env="ANTHROPIC_BASE_URL"),
+    "codex": Case("OPENAI_API_KEY", suffix="/v1", model="gpt-5-codex",
+                  price="{input: 1.25, cached_input: 0.125, output: 10}"),
+    "gemini": Case("GEMINI_API_KEY", model="gemini-2.5-pro",
+                   price="{input: 1.25, cached_input: 0.125, output: 10}"),
+    "aider": Case("OPENAI_API_KEY", env="OPENAI_API_BASE", suffix="/v1"),
+    "mini-swe-agent": Case("OPENAI_API_KEY", suffix="/v1", model="openai/gpt-4o"),
+}
 
 
 def require_tools(kind: str) -> None:
@@ -48,60 +82,62 @@ def api():
         yield fake
 
 
-def run_preset(preset: str, tmp_path, api, model_env: dict, secrets: dict):
-    install = INSTALLS[preset]
+def agent_entry(preset: str, case: Case, base_url: str) -> str:
+    """What a user of the tool adds to the ci-eval.yaml that init wrote (default_agent: PRESET)."""
+    text = (f"\nagents:\n  {preset}:\n    preset: {preset}\n    model: {case.model}\n"
+            f"    base_url: {base_url}\n")
+    if case.price:
+        text += f"pricing:\n  {case.model}: {case.price}\n"
+    return text
+
+
+def run_preset(preset: str, tmp_path, api, model_url: str):
+    install, case = INSTALLS[preset], CASES[preset]
     require_tools(install.kind)
     repo = tmp_path / "user-repo"
     flags = user_repo(repo, None, tmp_path, preset)
-    # two runs of the one task (the workflow as written runs 5)
     workflow = repo / ".github" / "workflows" / "eval.yml"
-    workflow.write_text(workflow.read_text().replace("          mode: run\n",
-                                                     "          mode: run\n          runs: 2\n"))
-    from act_helpers import commit_repo
-
+    workflow.write_text(workflow.read_text().replace(
+        "          mode: run\n", f"          mode: run\n          runs: {RUNS}\n"))
+    if case.model:
+        with (repo / "ci-eval.yaml").open("a") as config:
+            config.write(agent_entry(preset, case, model_url + case.suffix))
     commit_repo(repo)
     prefix = CACHE / preset
     prefix.parent.mkdir(parents=True, exist_ok=True)
-    for name, value in secrets.items():
-        flags += ["-s", f"{name}={value}"]
-    env = {"CI_EVAL_AGENT_PREFIX": str(prefix), **model_env}
+    flags += ["-s", f"{case.secret}=sk-test-0123456789"]
+    env = {"CI_EVAL_AGENT_PREFIX": str(prefix),
+           # download caches that outlive the job's HOME (a fresh machine fills them itself)
+           "npm_config_cache": str(TEST_CACHE / "npm-cache"),
+           "PIP_CACHE_DIR": str(TEST_CACHE / "pip-cache")}
+    if case.env:
+        env[case.env] = model_url + case.suffix
     # how this machine reaches the registries (its CA bundle, pip's index settings): the job's
     # environment is otherwise act's minimal one
     env |= {name: os.environ[name] for name in REGISTRY_ENV if os.environ.get(name)}
     done = run_act(repo, api, tmp_path / "act", event=pr_event(7), extra_flags=flags, env=env,
-                   timeout=900)
+                   timeout=1500)
     if os.environ.get("CI_EVAL_ACT_LOG"):  # debugging: the whole act output
         Path(os.environ["CI_EVAL_ACT_LOG"]).write_text(done.stdout + done.stderr)
     return done
 
 
-def assert_usage_comment(done, api, preset: str):
+@pytest.mark.parametrize("preset", list(CASES))
+def test_the_preset_installed_by_the_workflow_runs_against_a_fake_model(preset, tmp_path, api):
+    with fake_models.FakeModelServer("solve", edit=FIX) as model:
+        done = run_preset(preset, tmp_path, api, model.url)
+        served = model.served_total()
+        assert model.model_requests(), done.stdout[-6000:]
     results = job_results(done.stdout)
     assert results.get("shard 1/1") == "succeeded", done.stdout[-6000:]
     assert results.get("report") == "succeeded", done.stdout[-4000:]
     assert f"Install {INSTALLS[preset].program}" in done.stdout
     [posted] = api.comments_on(REPOSITORY, 7)
     body = posted["body"]
-    assert f"agent `{preset}`" in body, body
+    assert f"agent `{preset}" in body, body
+    assert f"{RUNS}/{RUNS} pass" in body, body
     usage = re.search(r"in all ([0-9,]+) tokens, \$([0-9.]+)", body)
     assert usage, body
-    assert int(usage.group(1).replace(",", "")) >= 2 * 1050  # two runs of >= 1 answer each
+    # every token the fake served, over both runs, and a cost: the tool's own or the pricing row's
+    assert int(usage.group(1).replace(",", "")) == served.input + served.output, (served, body)
     assert float(usage.group(2)) > 0
-    return body
-
-
-def test_claude_code_installed_by_the_workflow_runs_against_a_fake_model(tmp_path, api):
-    with fake_models.FakeModelServer("solve") as model:
-        done = run_preset("claude-code", tmp_path, api, {"ANTHROPIC_BASE_URL": model.url},
-                          {"ANTHROPIC_API_KEY": "sk-ant-test"})
-        assert model.model_requests(), done.stdout[-6000:]
-    assert_usage_comment(done, api, "claude-code")
-
-
-def test_aider_installed_by_the_workflow_runs_against_a_fake_model(tmp_path, api):
-    with fake_models.FakeModelServer("solve") as model:
-        done = run_preset("aider", tmp_path, api,
-                          {"OPENAI_API_BASE": model.url + "/v1"},
-                          {"OPENAI_API_KEY": "sk-test"})
-        assert model.model_requests(), done.stdout[-6000:]
-    assert_usage_comment(done, api, "aider")
