@@ -9,16 +9,19 @@
         fake.fail("GET", r"/comments", 429, headers={"Retry-After": "3"})
         fake.deny("POST", r"/pulls$", "GitHub Actions is not permitted to create ...")  # always
 
-It serves what ci-eval uses and PyGithub sends: GET /user, POST /graphql (viewer.login), a repo,
+It serves what ci-eval uses and PyGithub sends: GET /user, POST /graphql (viewer.login, and a
+comment's isMinimized / minimizedReason by node id; `minimize`), a repo,
 its issues and their comments (paginated with Link headers, per_page honoured up to 100),
 comment PATCH, pulls (list with state/head/base filters, create, PATCH), workflow runs of a
-workflow (branch/event/status filters; `add_run`), a run's artifacts (`add_artifact`; expired
+workflow (branch/event/status filters; `add_run`), a run by id and its jobs (paginated, as
+GitHub's jobs API answers; `add_jobs`), a run's artifacts (`add_artifact`; expired
 ones answer 410) and an artifact's zip: a 302 to a signed second path of this server, as GitHub
 redirects to a short-lived storage URL, which -- as Azure storage does -- answers 400 to a
 request that carries an Authorization header. Every `url` in an answer
 is built from the server's own address, since PyGithub asserts that it follows only those.
 A pull request can only be opened for a head branch that exists in `git_remote` (a bare repo
-path), as GitHub requires. `requests` records (method, path, headers) of every request.
+path), as GitHub requires. `requests` records (method, path, headers) of every request;
+`bodies[comment_id]` every body a comment had, oldest first.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ class State:
     runs: dict = field(default_factory=dict)  # repo -> [run dicts]
     artifacts: dict = field(default_factory=dict)  # run id -> [artifact dicts]
     blobs: dict = field(default_factory=dict)  # artifact id -> zip bytes
+    jobs: dict = field(default_factory=dict)  # (repo, run id) -> [job dicts]
     next_id: int = 1000
 
 
@@ -66,6 +70,7 @@ class FakeGitHub:
         self.state = State()
         self.rules: list[Rule] = []
         self.requests: list[tuple[str, str, dict]] = []
+        self.bodies: dict[int, list[str]] = {}  # comment id -> every body it had, oldest first
         self.git_remote = git_remote
         self.lock = threading.RLock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -116,6 +121,7 @@ class FakeGitHub:
             comment_id = self._id()
             self.state.comments[comment_id] = {"id": comment_id, "user": login, "body": body,
                                                "repo": repo, "issue": number}
+            self.bodies[comment_id] = [body]
             self.state.issues.setdefault((repo, number), {"comments": []})["comments"].append(
                 comment_id)
             return comment_id
@@ -138,6 +144,19 @@ class FakeGitHub:
                 self.add_artifact(run_id, name, blob, expired=expired)
             return run_id
 
+    def add_jobs(self, repo: str, run_id: int, jobs: list[tuple[str, str | None]]) -> list[str]:
+        """The jobs of workflow run `run_id` ([(name, conclusion)], in order): served at
+        /actions/runs/{run_id}/jobs (and the run itself, if add_run did not make it); their
+        html_urls, as GitHub builds them (.../actions/runs/{run_id}/job/{job_id})."""
+        with self.lock:
+            listed = self.state.jobs.setdefault((repo, run_id), [])
+            urls = []
+            for name, conclusion in jobs:
+                job_id = self._id()
+                listed.append({"id": job_id, "name": name, "conclusion": conclusion})
+                urls.append(f"{self.url}/{repo}/actions/runs/{run_id}/job/{job_id}")
+            return urls
+
     def add_artifact(self, run_id: int, name: str, blob: bytes, *, expired: bool = False,
                      size: int | None = None) -> int:
         """An artifact of a run; `size` overrides the size_in_bytes the listing claims."""
@@ -150,6 +169,12 @@ class FakeGitHub:
                  "size_in_bytes": len(blob) if size is None else size})
             self.state.blobs[artifact_id] = blob
             return artifact_id
+
+    def minimize(self, comment_id: int, reason: str = "outdated") -> None:
+        """Hide a comment, as "Hide" on GitHub does (GraphQL minimizeComment); the REST answers
+        do not change, GraphQL IssueComment.isMinimized / minimizedReason do."""
+        with self.lock:
+            self.state.comments[comment_id]["minimized"] = reason
 
     def fail(self, method: str, path_regex: str, status: int, *, headers: dict | None = None,
              message: str = "Server Error", times: int | None = 1) -> None:
@@ -185,7 +210,8 @@ class FakeGitHub:
 
     def comment_json(self, c: dict) -> dict:
         repo = c["repo"]
-        return {"id": c["id"], "body": c["body"], "user": self.user_json(c["user"]),
+        return {"id": c["id"], "node_id": f"IC_kwDO{c['id']}", "body": c["body"],
+                "user": self.user_json(c["user"]),
                 "url": f"{self.url}/repos/{repo}/issues/comments/{c['id']}",
                 "html_url": f"{self.url}/{repo}/pull/{c['issue']}#issuecomment-{c['id']}",
                 "issue_url": f"{self.url}/repos/{repo}/issues/{c['issue']}",
@@ -285,6 +311,8 @@ def _handler(fake: FakeGitHub):
             if path == "/graphql" and method == "POST":
                 if "viewer" in payload.get("query", ""):
                     return self._send(200, {"data": {"viewer": {"login": login}}})
+                if "isMinimized" in payload.get("query", ""):
+                    return self._minimized(str((payload.get("variables") or {}).get("id")))
                 return self._send(200, {"errors": [{"message": "unsupported query"}]})
             m = re.fullmatch(r"/repos/([^/]+/[^/]+)(/.*)?", path)
             if not m:
@@ -317,6 +345,7 @@ def _handler(fake: FakeGitHub):
                     if len(payload.get("body", "")) > 65536:
                         return self._error(422, "Validation Failed: Body is too long")
                     comment["body"] = payload.get("body", "")
+                    fake.bodies[comment["id"]].append(comment["body"])
                 return self._send(200, fake.comment_json(comment))
             if rest == "/pulls":
                 return self._pulls(repo, method, query, payload, login)
@@ -331,6 +360,10 @@ def _handler(fake: FakeGitHub):
                 return self._send(200, fake.pull_json(repo, pull))
             if mm := re.fullmatch(r"/actions/workflows/([^/]+)/runs", rest):
                 return self._runs(repo, mm.group(1), query)
+            if mm := re.fullmatch(r"/actions/runs/(\d+)", rest):
+                return self._run(repo, int(mm.group(1)))
+            if mm := re.fullmatch(r"/actions/runs/(\d+)/jobs", rest):
+                return self._jobs(repo, int(mm.group(1)), query)
             if mm := re.fullmatch(r"/actions/runs/(\d+)/artifacts", rest):
                 arts = fake.state.artifacts.get(int(mm.group(1)), [])
                 return self._send(200, {"total_count": len(arts),
@@ -420,20 +453,67 @@ def _handler(fake: FakeGitHub):
                 return self._send(201, fake.pull_json(repo, pull))
             return self._error(405, "Method Not Allowed")
 
+        def _minimized(self, node_id):
+            """GraphQL node(id:) { ... on IssueComment { isMinimized minimizedReason } }."""
+            found = next((c for c in fake.state.comments.values()
+                          if f"IC_kwDO{c['id']}" == node_id), None)
+            if found is None:
+                return self._send(200, {"data": {"node": None}, "errors": [{
+                    "type": "NOT_FOUND", "path": ["node"], "locations": [{"line": 1,
+                                                                         "column": 20}],
+                    "message": f"Could not resolve to a node with the global id of '{node_id}'"}]})
+            reason = found.get("minimized")
+            return self._send(200, {"data": {"node": {"isMinimized": reason is not None,
+                                                      "minimizedReason": reason}}})
+
+        def _run_json(self, repo, r):
+            base = f"{fake.url}/repos/{repo}/actions/runs/{r['id']}"
+            return {"id": r["id"], "name": r["workflow"], "head_branch": r["head_branch"],
+                    "status": r["status"], "conclusion": r["conclusion"],
+                    "run_number": r["run_number"], "run_attempt": 1, "event": r["event"],
+                    "created_at": r["created_at"], "updated_at": r["created_at"],
+                    "head_sha": "0" * 40, "head_repository": fake.repo_json(r["head_repo"]),
+                    "url": base, "html_url": f"{fake.url}/{repo}/actions/runs/{r['id']}",
+                    "artifacts_url": f"{base}/artifacts", "jobs_url": f"{base}/jobs"}
+
+        def _run(self, repo, run_id):
+            run = next((r for r in fake.state.runs.get(repo, []) if r["id"] == run_id), None)
+            if run is None and (repo, run_id) in fake.state.jobs:  # a run known by its jobs only
+                run = {"id": run_id, "workflow": "eval.yml", "head_branch": "feature",
+                       "status": "in_progress", "conclusion": None, "run_number": 1,
+                       "event": "pull_request", "head_repo": repo,
+                       "created_at": "2026-01-01T12:00:00Z"}
+            if run is None:
+                return self._error(404, "Not Found")
+            return self._send(200, self._run_json(repo, run))
+
+        def _jobs(self, repo, run_id, query):
+            if not any(r["id"] == run_id for r in fake.state.runs.get(repo, [])) and \
+                    (repo, run_id) not in fake.state.jobs:
+                return self._error(404, "Not Found")
+            base = f"{fake.url}/repos/{repo}/actions"
+            items = [{"id": j["id"], "run_id": run_id, "run_url": f"{base}/runs/{run_id}",
+                      "run_attempt": 1, "node_id": f"CR_{j['id']}", "head_sha": "0" * 40,
+                      "head_branch": "feature", "url": f"{base}/jobs/{j['id']}",
+                      "html_url": f"{fake.url}/{repo}/actions/runs/{run_id}/job/{j['id']}",
+                      "status": "completed" if j["conclusion"] else "in_progress",
+                      "conclusion": j["conclusion"], "created_at": "2026-01-01T12:00:00Z",
+                      "started_at": "2026-01-01T12:00:00Z",
+                      "completed_at": "2026-01-01T12:01:00Z" if j["conclusion"] else None,
+                      "name": j["name"], "steps": [], "labels": ["ubuntu-latest"],
+                      "check_run_url": f"{fake.url}/repos/{repo}/check-runs/{j['id']}",
+                      "runner_id": 1, "runner_name": "GitHub Actions 1", "runner_group_id": 1,
+                      "runner_group_name": "GitHub Actions", "workflow_name": "ci-eval"}
+                     for j in fake.state.jobs.get((repo, run_id), [])]
+            chunk, headers = self._page(items, query, f"/repos/{repo}/actions/runs/{run_id}/jobs")
+            return self._send(200, {"total_count": len(items), "jobs": chunk}, headers)
+
         def _runs(self, repo, workflow, query):
             runs = [r for r in fake.state.runs.get(repo, []) if r["workflow"] == workflow
                     and r["head_branch"] == query.get("branch", r["head_branch"])
                     and r["event"] == query.get("event", r["event"])
                     and (query.get("status") in (None, r["conclusion"], r["status"]))]
-            items = [{"id": r["id"], "name": r["workflow"], "head_branch": r["head_branch"],
-                      "status": r["status"], "conclusion": r["conclusion"],
-                      "run_number": r["run_number"], "run_attempt": 1, "event": r["event"],
-                      "created_at": r["created_at"], "updated_at": r["created_at"],
-                      "head_sha": "0" * 40, "head_repository": fake.repo_json(r["head_repo"]),
-                      "url": f"{fake.url}/repos/{repo}/actions/runs/{r['id']}",
-                      "html_url": f"{fake.url}/{repo}/actions/runs/{r['id']}",
-                      "artifacts_url": f"{fake.url}/repos/{repo}/actions/runs/{r['id']}/artifacts"}
-                     for r in runs]
+            items = [self._run_json(repo, r) for r in runs]
             chunk, headers = self._page(items, query,
                                         f"/repos/{repo}/actions/workflows/{workflow}/runs")
             return self._send(200, {"total_count": len(items), "workflow_runs": chunk}, headers)
@@ -455,3 +535,12 @@ def _branch_exists(remote: str, branch: str) -> bool:
 def fake_github():
     with FakeGitHub() as fake:
         yield fake
+
+
+@pytest.fixture
+def github_pr_7(fake_github):
+    """The fake with the workflow's token (github-actions[bot]) and pull request 7 of
+    acme/widgets."""
+    fake_github.add_token("ghs_bot", "github-actions[bot]", installation=True)
+    fake_github.add_pull("acme/widgets", 7)
+    return fake_github

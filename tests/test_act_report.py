@@ -127,12 +127,20 @@ def test_a_missing_key_ends_in_one_agent_setup_broken_comment(tmp_path, make_tas
     (prefix / "bin").mkdir()
     (prefix / "bin" / "claude").write_text("#!/bin/sh\necho 'stand-in: never started' >&2\nexit 1\n")
     (prefix / "bin" / "claude").chmod(0o755)
+    previous = api.add_comment(REPOSITORY, 7, "github-actions[bot]",
+                               f"{COMMENT_MARKER}\nthe previous run's report\n")
     done = run_act(repo, api, tmp_path / "act", event=pr_event(7), extra_flags=flags,
                    env={"CI_EVAL_AGENT_PREFIX": str(prefix)})
     results = job_results(done.stdout)
     assert results.get("report") == "failed", done.stdout[-4000:]
     assert results.get("shard 1/1") == "failed", results
     [posted] = api.comments_on(REPOSITORY, 7)
+    assert posted["id"] == previous
+    # the progress job's note went on top of the previous report, then the report replaced it
+    assert results.get("progress") == "succeeded", results
+    [_, noted, final] = api.bodies[previous]
+    assert "is under way**: [workflow run](https://github.com/acme/widgets/actions/runs/" in noted
+    assert noted.endswith("\n\nthe previous run's report\n") and final == posted["body"]
     body = posted["body"]
     assert "### ❌ ci-eval: agent setup broken: ANTHROPIC_API_KEY is not set\n" in body, body
     assert "> shard 1/1: agent claude-code (claude-code): ANTHROPIC_API_KEY is not set" in body

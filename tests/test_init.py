@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import yaml
@@ -56,9 +57,15 @@ def test_init_then_validate_verify_and_the_written_eval_workflow_under_act(empty
                        extra_flags=["--local-repository", f"{ACTION_REF}={action_repo}"])
         assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
         results = job_results(done.stdout)
-        assert results == {"plan": "succeeded", "shard 1/1": "succeeded",
-                           "report": "succeeded"}, results
+        assert results == {"progress": "succeeded", "plan": "succeeded",
+                           "shard 1/1": "succeeded", "report": "succeeded"}, results
         [posted] = fake.comments_on(REPOSITORY, 3)
+        # no comment yet: the progress job (comment: always) created a short one, which the
+        # report then replaced
+        [note, _report] = fake.bodies[posted["id"]]
+        assert re.search(r"### ⏳ ci-eval: a run for `[0-9a-f]{12}` is under way: "
+                         r"\[workflow run\]\(https://github\.com/acme/widgets/actions/runs/",
+                         note), note
     assert "✅ ci-eval: no regressions — 1 new" in posted["body"]
     assert f"| {EXAMPLE_TASK} | new |" in posted["body"]
 

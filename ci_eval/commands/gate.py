@@ -162,7 +162,7 @@ def publish(markdown: str, ctx, args, *, failed: bool, changed: bool) -> str:
     import sys
 
     from ci_eval.github import actions
-    from ci_eval.github.comment import Posted, marker_for, post_or_fall_back
+    from ci_eval.github.comment import Posted, marker_for, minimized_note, post_or_fall_back
     from ci_eval.github.comment_policy import may_create
 
     in_summary = actions.append_summary(markdown)
@@ -184,6 +184,8 @@ def publish(markdown: str, ctx, args, *, failed: bool, changed: bool) -> str:
         return ""
     if posted.result:
         print(f"ci-eval: {posted.result.action} the comment {posted.result.url}", file=sys.stderr)
+        if minimized_note(posted.result, pr):
+            actions.notice(minimized_note(posted.result, pr), title="ci-eval")
         return posted.result.url
     actions.warning(f"the PR comment was not posted: {posted.problem}", title="ci-eval")
     return ""
@@ -204,6 +206,22 @@ def fail_without_verdict(markdown: str, headline: str, ctx, args) -> int:
                              "exit-code": "1", "comment-url": url})
     print(f"FAIL {headline}", file=sys.stderr)
     return 1
+
+
+def shard_jobs_of(ctx, count: int) -> dict:
+    """Each shard's job in this workflow run (for links), {} when GitHub cannot say: the
+    comment then links the whole run."""
+    import sys
+
+    from ci_eval.github.jobs import shard_jobs
+
+    if not ctx.run_id:
+        return {}
+    jobs, problem = shard_jobs(ctx, count)
+    if problem:
+        print(f"ci-eval: shard jobs not listed, the comment links the workflow run instead "
+              f"({problem})", file=sys.stderr)
+    return jobs
 
 
 def present_shards(results_dir) -> set[int]:
@@ -244,11 +262,14 @@ def run(args: argparse.Namespace) -> int:
             no_verdict.render_plan_failed(args.plan_result, run_url=ctx.run_url, commit=commit),
             no_verdict.plan_failed_headline(args.plan_result), ctx, args)
     plan = planned_shards.parse_plan(args.plan) if args.plan else None
+    jobs = shard_jobs_of(ctx, plan[0]) if plan else {}
     results_dir = root / args.results
     problems = setup_problem.find(results_dir, SHARD_GLOB) if results_dir.is_dir() else []
     if problems:
+        job_links = {f"{i}/{plan[0]}": job.url for i, job in jobs.items()} if plan else {}
         return fail_without_verdict(
-            no_verdict.render_setup_broken(problems, run_url=ctx.run_url, commit=commit),
+            no_verdict.render_setup_broken(problems, run_url=ctx.run_url, commit=commit,
+                                           job_links=job_links),
             no_verdict.setup_headline(problems), ctx, args)
     if plan:
         results_dir.mkdir(parents=True, exist_ok=True)
@@ -261,14 +282,17 @@ def run(args: argparse.Namespace) -> int:
     incomplete = False
     if plan:
         count, planned = plan
-        links = {i: ctx.run_url for i in planned if ctx.run_url}
+        links = {i: jobs[i].url if i in jobs else ctx.run_url for i in planned
+                 if i in jobs or ctx.run_url}
         present = present_shards(results_dir)
         incomplete = bool(set(planned) - present)
         verdict = planned_shards.mark_missing(verdict, count, planned, present, links)
     earlier = _history(root, args.history)
+    failed_jobs = [(f"shard {i}/{plan[0]}", job.conclusion, job.url)
+                   for i, job in sorted(jobs.items()) if job.failed] if plan else []
     markdown = render_markdown(verdict, commit=commit,
                                trends=trend.trends(earlier) if earlier else None,
-                               run_url=ctx.run_url)
+                               run_url=ctx.run_url, failed_jobs=failed_jobs)
     sys.stdout.write(render_table(verdict, commit=commit))
     for message in actions.limit_annotations(failure_messages(verdict)):
         actions.error(message, title="ci-eval")

@@ -13,7 +13,7 @@ with a 502 is found on the retry instead of being posted twice.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ci_eval.errors import UserError
@@ -42,6 +42,34 @@ class CommentResult:
     url: str  # the comment's html_url
     id: int
     truncated: bool = False
+    # someone hid ("minimized") the comment: its reason (GitHub's words: outdated, resolved,
+    # off-topic, duplicate, spam, abuse); "" when it is shown; None when GitHub did not say
+    minimized: str | None = ""
+
+
+# REST comment objects carry no minimized state; GraphQL's IssueComment does.
+MINIMIZED_QUERY = ("query($id: ID!) { node(id: $id) { ... on IssueComment { isMinimized "
+                   "minimizedReason } } }")
+
+
+def minimized_reason(client: gh_client.Client, node_id: str | None) -> str | None:
+    """Why the comment is minimized, "" when it is not, None when GitHub cannot say (one try:
+    this only decides what ci-eval tells the user, never what it writes)."""
+    if not node_id:
+        return None
+    try:
+        _headers, data = client.github.requester.graphql_query(MINIMIZED_QUERY, {"id": node_id})
+    except Exception:  # noqa: BLE001 - a GraphQL failure leaves the state unknown
+        return None
+    node = (data.get("data") or {}).get("node") if isinstance(data, dict) else None
+    if not isinstance(node, dict) or not isinstance(node.get("isMinimized"), bool):
+        return None
+    if not node["isMinimized"]:
+        return ""
+    reason = node.get("minimizedReason")
+    words = re.sub(r"[^a-z-]+", " ", reason.lower()).strip()[:40] if isinstance(reason, str) \
+        else ""
+    return words or "hidden"
 
 
 def truncation_note(original: int, limit: int) -> str:
@@ -69,13 +97,18 @@ def find_own(comments: Iterable, marker: str, login: str):
     return None
 
 
-def upsert_comment(client: gh_client.Client, repository: str, pr_number: int, body: str, *,
+def upsert_comment(client: gh_client.Client, repository: str, pr_number: int,
+                   body: str | Callable[[str | None], str], *,
                    marker: str = COMMENT_MARKER, author: str | None = None,
                    create: bool = True, sleep=None, clock=None) -> CommentResult:
-    """`create` False: update the comment when there is one, else do nothing ("skipped")."""
-    if marker != COMMENT_MARKER:
-        body = body.replace(COMMENT_MARKER, marker, 1)
-    body, truncated = fit_body(mask(body), marker=marker)
+    """`create` False: update the comment when there is one, else do nothing ("skipped").
+    `body` may be a function of the comment's current body (None when there is none)."""
+    def final(current: str | None) -> tuple[str, bool]:
+        text = body(current) if callable(body) else body
+        if marker != COMMENT_MARKER:
+            text = text.replace(COMMENT_MARKER, marker, 1)
+        return fit_body(mask(text), marker=marker)
+
     options = {"sleep": sleep, "clock": clock}
     login = author or gh_client.own_login(client, **options)
     issue = client.github.get_repo(repository).get_issue(pr_number)
@@ -83,17 +116,30 @@ def upsert_comment(client: gh_client.Client, repository: str, pr_number: int, bo
     def once() -> CommentResult:
         mine = find_own(issue.get_comments(), marker, login)
         if mine is None and not create:
-            return CommentResult("skipped", "", 0, truncated)
+            return CommentResult("skipped", "", 0, False)
+        text, truncated = final(None if mine is None else mine.body or "")
         if mine is None:
-            created = issue.create_comment(body)
+            created = issue.create_comment(text)
             return CommentResult("created", created.html_url, created.id, truncated)
-        if mine.body == body:
-            return CommentResult("unchanged", mine.html_url, mine.id, truncated)
-        mine.edit(body)
-        return CommentResult("updated", mine.html_url, mine.id, truncated)
+        # A hidden comment is updated in place and left hidden: never shown again against the
+        # choice of whoever hid it, never worked around with a second comment.
+        hidden = minimized_reason(client, mine.node_id)
+        if mine.body == text:
+            return CommentResult("unchanged", mine.html_url, mine.id, truncated, hidden)
+        mine.edit(text)
+        return CommentResult("updated", mine.html_url, mine.id, truncated, hidden)
 
     return gh_client.call(once, describe=f"post the report on pull request #{pr_number}",
                           **options)
+
+
+def minimized_note(result: CommentResult, pr_number: int) -> str:
+    """What to tell the user when the comment is hidden ("" when it is not)."""
+    if not result.minimized:
+        return ""
+    return (f"the ci-eval comment on pull request #{pr_number} is hidden (minimized as "
+            f"{result.minimized}): it was updated in place and stays hidden, as whoever hid it "
+            "chose; \"Show comment\" on the pull request, or this step summary, has the report")
 
 
 def is_permission_denied(exc: gh_client.GitHubError) -> bool:

@@ -32,6 +32,7 @@ class Context:
     default_branch: str | None = None
     pr_number: int | None = None
     head_repository: str | None = None  # owner/name the pull request's branch lives in
+    head_sha: str | None = None  # the pull request's head commit (GITHUB_SHA is its merge commit)
     server_url: str = "https://github.com"
     api_url: str = "https://api.github.com"
     run_id: str | None = None  # GITHUB_RUN_ID
@@ -73,7 +74,8 @@ def parse(env: Mapping[str, str], event: dict) -> Context:
     pull = _dict(event.get("pull_request"))
     repo = _dict(event.get("repository"))
     number = pull.get("number", event.get("number") if pull else None)
-    head_repo = _dict(_dict(pull.get("head")).get("repo")).get("full_name")
+    head = _dict(pull.get("head"))
+    head_repo = _dict(head.get("repo")).get("full_name")
     return Context(
         event_name=env.get("GITHUB_EVENT_NAME") or None,
         repository=env.get("GITHUB_REPOSITORY") or _str(repo.get("full_name")),
@@ -84,6 +86,7 @@ def parse(env: Mapping[str, str], event: dict) -> Context:
         default_branch=_str(repo.get("default_branch")),
         pr_number=number if isinstance(number, int) and not isinstance(number, bool) else None,
         head_repository=_str(head_repo),
+        head_sha=_str(head.get("sha")),
         server_url=(env.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/"),
         api_url=(env.get("GITHUB_API_URL") or "https://api.github.com").rstrip("/"),
         run_id=env.get("GITHUB_RUN_ID") if env.get("GITHUB_RUN_ID", "").isdigit() else None,

@@ -12,7 +12,7 @@ runs, render.trend.trends(history)), the full table gets a last "History" column
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
 from ci_eval.render.inert import code_span
@@ -160,7 +160,8 @@ def usage_text(verdict: Verdict) -> str:
 
 
 def footer_items(verdict: Verdict, commit: str | None, run_url: str | None = None, *,
-                 quote=str) -> list[str]:
+                 quote=str, failed_jobs: Sequence[tuple[str, str, str]] = ()) -> list[str]:
+    """`failed_jobs`: (label, conclusion, job URL) of the shard jobs that did not succeed."""
     items = [f"agent {quote(verdict.agent) if verdict.agent else 'unknown'}"]
     if verdict.baseline_agent and verdict.baseline_agent != verdict.agent:
         items.append(f"baseline agent {quote(verdict.baseline_agent)}")
@@ -170,6 +171,7 @@ def footer_items(verdict: Verdict, commit: str | None, run_url: str | None = Non
     items.append(verdict.rules.describe() + f" at p < {ALPHA:g}")
     if run_url:
         items.append(f"[workflow run]({run_url}) (its artifacts results-shard-* hold every run)")
+    items += [f"[{label}]({url}) ended {conclusion}" for label, conclusion, url in failed_jobs]
     return items
 
 
@@ -224,7 +226,8 @@ def _md_header(extra: tuple[str, ...] = ()) -> str:
 
 def render_markdown(verdict: Verdict, *, commit: str | None = None,
                     limit: int = MAX_COMMENT_CHARS,
-                    trends: Mapping[str, str] | None = None, run_url: str | None = None) -> str:
+                    trends: Mapping[str, str] | None = None, run_url: str | None = None,
+                    failed_jobs: Sequence[tuple[str, str, str]] = ()) -> str:
     changed = [_changed_row(t) for t in verdict.tasks if moved(t)]
     history = ("History",) if trends is not None else ()
     full = [_md_row(row(t) + ([trends.get(t.task, "")] if trends is not None else []))
@@ -237,7 +240,7 @@ def render_markdown(verdict: Verdict, *, commit: str | None = None,
     if verdict.calibration:
         tail += "\n#### Calibration warnings\n\n"
         tail += "".join(f"- ⚠️ {_md_cell(w.message)}\n" for w in verdict.calibration)
-    items = footer_items(verdict, commit, run_url, quote=_quoted)
+    items = footer_items(verdict, commit, run_url, quote=_quoted, failed_jobs=failed_jobs)
     tail += "\n---\n<sub>" + " · ".join(items)
     tail += "</sub>\n"
 

@@ -8,7 +8,7 @@ run's report replaces it in place.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ci_eval.render.compare import COMMENT_MARKER
 from ci_eval.render.inert import code_span
@@ -43,10 +43,14 @@ def setup_headline(problems: Sequence[SetupProblem]) -> str:
 
 
 def render_setup_broken(problems: Sequence[SetupProblem], *, run_url: str | None = None,
-                        commit: str | None = None) -> str:
+                        commit: str | None = None,
+                        job_links: Mapping[str, str] | None = None) -> str:
+    """`job_links`: shard ("1/2") -> its job's page, linked from that shard's line."""
     lines = [COMMENT_MARKER, f"### ❌ {setup_headline(problems)}", ""]
     for problem in problems:
         where = f"shard {_shown(problem.shard)}" if problem.shard else "the run"
+        link = (job_links or {}).get(problem.shard or "")
+        where += f" ([job]({link}))" if link else ""
         lines.append(f"> {where}: {_shown(problem.problem)}")
     lines += ["", SETUP_HELP]
     return "\n".join(lines) + "\n" + footer(run_url, commit)

@@ -1,0 +1,73 @@
+"""The "run under way" note on the sticky comment, posted by a job that runs none of the pull
+request's code (eval.yml's `progress` job: no checkout, `pull-requests: write` only).
+
+    note = post_in_progress(context.from_env(), policy="always", marker=marker_for(None))
+    note.level, note.message      # "info" | "notice" | "warning", what to print
+
+Never raises for GitHub's answers and never fails the check: the note is a courtesy, and the
+report's comment replaces it. A pull request that gets a read-only token (a fork, Dependabot) is
+skipped with a notice before any request; a 403 anyway (a job without `pull-requests: write`)
+is a notice too; anything else GitHub answers is a warning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ci_eval.errors import UserError
+from ci_eval.github import client as gh_client
+from ci_eval.github.comment import is_permission_denied, minimized_note, upsert_comment
+from ci_eval.github.comment_policy import may_create_note
+from ci_eval.github.context import Context, no_secrets_reason
+from ci_eval.render.in_progress import in_progress_body
+
+
+@dataclass(frozen=True)
+class Note:
+    level: str  # "info" (done, or nothing to do), "notice" (skipped), "warning" (not posted)
+    message: str
+    action: str = ""  # the comment's fate: created | updated | unchanged | skipped, "" if none
+    url: str = ""
+
+
+def post_in_progress(ctx: Context, *, policy: str, marker: str, pr: int | None = None,
+                     repository: str | None = None, author: str | None = None,
+                     token: str | None = None, api_url: str | None = None,
+                     sleep=None, clock=None) -> Note:
+    pr = pr or ctx.pr_number
+    repository = repository or ctx.repository
+    if pr is None:
+        raise UserError("no pull request (pass --pr N, or run on a pull_request event)",
+                        field="--pr")
+    create = may_create_note(policy)
+    if create is None:
+        return Note("info", "no in-progress note (--policy off)", "skipped")
+    why = no_secrets_reason(ctx)
+    if why:
+        return Note("notice", f"no in-progress note: the token is read-only here ({why})",
+                    "skipped")
+    if not repository:
+        raise UserError("no repository (set GITHUB_REPOSITORY or pass --repo OWNER/NAME)",
+                        field="--repo")
+    sha = ctx.head_sha or ctx.sha
+
+    def body(current: str | None) -> str:
+        return in_progress_body(current, marker, sha=sha, run_url=ctx.run_url)
+
+    try:
+        client = gh_client.make_client(token, api_url)
+        result = upsert_comment(client, repository, pr, body, marker=marker, author=author,
+                                create=create, sleep=sleep, clock=clock)
+    except gh_client.GitHubError as exc:
+        if is_permission_denied(exc):
+            reason = exc.reason or "forbidden"
+            return Note("notice", f"no in-progress note: GitHub answered 403 ({reason}); the "
+                        "job needs `pull-requests: write`")
+        return Note("warning", f"the in-progress note was not posted: {exc}")
+    if result.action == "skipped":
+        return Note("info", f"no in-progress note (--policy {policy}: no comment to update)",
+                    "skipped")
+    if result.minimized:
+        return Note("notice", minimized_note(result, pr), result.action, result.url)
+    return Note("info", f"{result.action} the comment {result.url} (a run is under way)",
+                result.action, result.url)
