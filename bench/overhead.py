@@ -77,7 +77,8 @@ def bare_group(task: Path, scratch: Path, out: Path) -> None:
 
 def harness_group(task: Path, repo: Path, out: Path) -> None:
     from ci_eval.agents.config import inline_agent
-    from ci_eval.run.runner import RunContext, run_tasks
+    from ci_eval.run.context import RunContext
+    from ci_eval.run.runner import run_tasks
     from ci_eval.run.sandbox import isolation
     from ci_eval.run.workspace.build import make_runs_base
     from ci_eval.tasks.load import load_task

@@ -32,12 +32,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from overhead import AGENT, make_task  # noqa: E402  (this folder's script)
 
 from ci_eval import main as cli  # noqa: E402
-from ci_eval.run import runner, runners  # noqa: E402
+from ci_eval.run import attempt, runner, runners  # noqa: E402
 
 # (module, function) -> stage: each wrapped where its caller looks it up (the local runner calls
-# runners.run_agent; run_attempt and the rest are runner's)
-STAGES = {(runners, "run_agent"): "agent", (runner, "workspace_diff"): "diff",
-          (runner, "_checks_with_retries"): "checks", (runner, "run_attempt"): "run"}
+# runners.run_agent; run_one calls runner.run_attempt; the rest are attempt's)
+STAGES = {(runners, "run_agent"): "agent", (attempt, "workspace_diff"): "diff",
+          (attempt, "checks_with_retries"): "checks", (runner, "run_attempt"): "run"}
 
 
 def timed(samples: dict, name: str, function):

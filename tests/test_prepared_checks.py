@@ -1,5 +1,5 @@
-"""Checks prepared while the agent runs (scoring.ChecksRun with a held workspace, runner's
-_prepare_checks), for real: they wait for the go and judge what the workspace holds then, they
+"""Checks prepared while the agent runs (scoring.ChecksRun with a held workspace, attempt's
+prepare_checks), for real: they wait for the go and judge what the workspace holds then, they
 end with nothing run when aborted, the held folder cannot be swapped under them, and an agent
 swapping its workspace while they are built never passes by it."""
 
@@ -30,7 +30,7 @@ def _prepared(tmp_path: Path, held_folder: Path | None = None):
     held = os.open(held_folder or workspace, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
         return ChecksRun(task, workspace, isolation.detect(), checks_dir=runs / "run.checks",
-                         runs_base=runs, held=held), workspace
+                         runs_base=runs, held=held).start(), workspace
     finally:
         os.close(held)
 

@@ -256,7 +256,8 @@ def _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed) -
     from ci_eval.results.notices import isolation_notices
     from ci_eval.results.summary import summarize
     from ci_eval.run.agent.budget import RunBudget
-    from ci_eval.run.runner import LOGS, RunContext, run_tasks
+    from ci_eval.run.context import LOGS, RunContext
+    from ci_eval.run.runner import run_tasks
     from ci_eval.run.runners import Runners
     from ci_eval.run.sandbox import cancellation, isolation
     from ci_eval.run.workspace.build import make_runs_base, remove_tree

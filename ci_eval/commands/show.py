@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from ci_eval.output import UntrustedFile, read_capped
     from ci_eval.render.report import fmt_money
     from ci_eval.results import store as results
-    from ci_eval.run.runner import LOGS
+    from ci_eval.run.context import LOGS
     from ci_eval.tasks.load import load_tasks
 
     root = Path(args.root)

@@ -32,7 +32,7 @@ from ci_eval.run.sandbox import launcher
 from ci_eval.run.sandbox.environment import CHECKS_TZ, allowed_env, clean_path, python_bin_dir
 from ci_eval.run.sandbox.home import OWN_HOME, own_home
 from ci_eval.run.sandbox.isolation import Isolation, unsandboxed_checks_argv
-from ci_eval.run.sandbox.process import Pipe, ProcessResult, start_process
+from ci_eval.run.sandbox.process import Pipe, ProcessResult, Running, start_process
 from ci_eval.run.sandbox.requests import checks_reach, checks_request, checks_sys_path
 from ci_eval.run.sandbox.sandbox_program import read_failure
 from ci_eval.run.sandbox.views import release_scratch
@@ -105,104 +105,158 @@ def run_checks(task: Task, workspace: Path, isolation: Isolation,
     must not exist: it is made here, outside anything the agent could write. host_home: the
     checks get the host's HOME (checks.home: host) instead of checks_dir/home."""
     return ChecksRun(task, workspace, isolation, extra_env, checks_dir=checks_dir,
-                     runs_base=runs_base, hide=hide, host_home=host_home).outcome()
+                     runs_base=runs_base, hide=hide, host_home=host_home).start().outcome()
+
+
+@dataclass(frozen=True)
+class NotStarted:
+    """start() has not been called."""
+
+
+@dataclass(frozen=True)
+class Decided:
+    """The outcome is known without running anything (a requirement is not met)."""
+
+    outcome: CheckOutcome
+
+
+@dataclass(frozen=True)
+class Launched:
+    """The checks process runs, or (gate: the write end of its gate pipe) waits to be let go."""
+
+    process: Running
+    verdict: Pipe
+    status: Pipe
+    gate: int | None
+
+
+@dataclass(frozen=True)
+class NotLaunched:
+    """The launcher could not start the checks process: `result` says why."""
+
+    result: ProcessResult
+    verdict: Pipe
+    status: Pipe
+
+
+@dataclass(frozen=True)
+class Ended:
+    """outcome() or abort() ran: the pipes are closed and the scratch folders released."""
+
+
+ChecksState = NotStarted | Decided | Launched | NotLaunched | Ended
 
 
 class ChecksRun:
-    """run_checks in two steps, so that the checks' sandbox can be built while the agent runs:
+    """run_checks in steps, so that the checks' sandbox can be built while the agent runs:
 
-        prepared = ChecksRun(..., held=fd)   # fd: O_PATH of the workspace, opened before the agent
+        prepared = ChecksRun(..., held=fd).start()  # fd: O_PATH of the workspace
         ... the agent runs ...
-        prepared.outcome()                   # go: checks.py runs now, its timeout from now
-        prepared.abort()                     # or: it ends with nothing run (safe to call twice)
+        prepared.outcome()  # go: checks.py runs now, its timeout from now
+        prepared.abort()    # or: it ends with nothing run (safe to call twice)
 
-    held: the sandbox is built at once and waits on a gate for outcome(); it binds the workspace
-    only if the path is still the folder of that descriptor (the agent, running meanwhile,
-    could swap it for a link or another folder and back), else it fails as a sandbox failure.
-    Without it, checks.py starts right away, as run_checks does. Prepared checks need both
-    sandboxes: the launcher's view, and an agent in its own PID namespace that cannot see or
-    signal the waiting process (held is ignored without a checks sandbox)."""
+    The constructor only stores; start() makes checks_dir and starts the process (or decides
+    the outcome when a requirement is missing); `state` is one of ChecksState's types.
+
+    held: start() builds the sandbox at once and it waits on a gate for outcome(); it binds the
+    workspace only if the path is still the folder of that descriptor (the agent, running
+    meanwhile, could swap it for a link or another folder and back), else it fails as a
+    sandbox failure. Without it, checks.py starts right away, as run_checks does. Prepared
+    checks need both sandboxes: the launcher's view, and an agent in its own PID namespace that
+    cannot see or signal the waiting process (held is ignored without a checks sandbox)."""
 
     def __init__(self, task: Task, workspace: Path, isolation: Isolation,
                  extra_env: tuple[str, ...] = (), *, checks_dir: Path, runs_base: Path,
                  hide: tuple[Path, ...] = (), held: int | None = None, host_home: bool = False):
-        self.task, self.checks_dir = task, Path(checks_dir)
-        self.checks_dir.mkdir()
+        self.task, self.workspace, self.isolation = task, Path(workspace), isolation
+        self.extra_env, self.runs_base, self.hide = extra_env, runs_base, hide
+        self.held, self.host_home = held, host_home
+        self.checks_dir = Path(checks_dir)
         self.reports = self.checks_dir / REPORTS
+        self.state: ChecksState = NotStarted()
+
+    def start(self) -> ChecksRun:
+        """Make checks_dir, refuse unmet requirements, start the checks process (waiting on its
+        gate when held)."""
+        if not isinstance(self.state, NotStarted):
+            raise RuntimeError("checks already started")
+        task = self.task
+        self.checks_dir.mkdir()
         self.reports.mkdir()
-        self.gate: int | None = None
-        self.running = self.early = None
-        env = checks_env(task, Path(workspace), self.reports, extra_env)
-        if not host_home:
+        env = checks_env(task, self.workspace, self.reports, self.extra_env)
+        if not self.host_home:
             env.update(own_home(self.checks_dir / OWN_HOME))
-        reach = checks_reach(isolation, task.path.resolve().parents[1],
-                                           hide=hide, host_home=host_home) \
-            if task.requires else EVERYWHERE
+        repo_root = task.path.resolve().parents[1]
+        reach = checks_reach(self.isolation, repo_root, hide=self.hide,
+                             host_home=self.host_home) if task.requires else EVERYWHERE
         missing = missing_requirements(task, env["PATH"], reach)
         if missing:  # preflight stops `run` before this; verify and tests get here
-            self.early = CheckOutcome(CheckKind.INFRA, "requires not met: command not found: "
-                                      f"{', '.join(map(str, missing))}", 0.0)
-            return
-        self.verdict, self.status = Pipe(cap=16), Pipe()
+            self.state = Decided(CheckOutcome(
+                CheckKind.INFRA, "requires not met: command not found: "
+                f"{', '.join(map(str, missing))}", 0.0))
+            return self
+        verdict, status = Pipe(cap=16), Pipe()
         request = checks_request(
-            isolation, task.checks_path, task_dir=task.path, workspace=Path(workspace),
-            checks_dir=self.checks_dir, repo_root=task.path.resolve().parents[1],
-            runs_base=runs_base, hide=hide, home=env.get("HOME") if host_home else None,
-            held=held is not None)
-        cwd = Path(workspace).resolve()
-        extra_fds: tuple[int, ...] = ()
+            self.isolation, task.checks_path, task_dir=task.path, workspace=self.workspace,
+            checks_dir=self.checks_dir, repo_root=repo_root, runs_base=self.runs_base,
+            hide=self.hide, home=env.get("HOME") if self.host_home else None,
+            held=self.held is not None)
+        cwd = self.workspace.resolve()
+        gate, extra_fds = None, ()
         if request is not None and request.gated:
-            gate_read, self.gate = os.pipe()
-            extra_fds = (gate_read, os.dup(held))
+            gate_read, gate = os.pipe()
+            extra_fds = (gate_read, os.dup(self.held))
         if request is None:
-            argv = unsandboxed_checks_argv(isolation, [
-                sys.executable, "-I", "-S", str(RUN_CHECKS), str(self.verdict.write_fd),
+            argv = unsandboxed_checks_argv(self.isolation, [
+                sys.executable, "-I", "-S", str(RUN_CHECKS), str(verdict.write_fd),
                 str(task.checks_path.resolve()), *checks_sys_path()])
-            self.running = start_process(argv, cwd=cwd, env=env, pipes=(self.verdict,))
+            started = start_process(argv, cwd=cwd, env=env, pipes=(verdict,))
         else:  # status first, then verdict: the order the launcher hands them on
-            self.running = start_process([], cwd=cwd, env=env,
-                                         pipes=(self.status, self.verdict),
-                                         launch=(launcher.CHECKS, request), extra_fds=extra_fds,
-                                         deferred=bool(extra_fds))
+            started = start_process([], cwd=cwd, env=env, pipes=(status, verdict),
+                                    launch=(launcher.CHECKS, request), extra_fds=extra_fds,
+                                    deferred=bool(extra_fds))
+        self.state = NotLaunched(started, verdict, status) if isinstance(
+            started, ProcessResult) else Launched(started, verdict, status, gate)
+        return self
 
     def outcome(self) -> CheckOutcome:
-        if self.early is not None:
-            return self.early
+        """Let the checks go (their timeout counts from now) and judge how they ended."""
+        state = self.state
+        if isinstance(state, Decided):
+            return state.outcome
+        if not isinstance(state, Launched | NotLaunched):
+            raise RuntimeError(f"no checks to judge ({type(state).__name__})")
         try:
-            if self.gate is not None:
-                _open(self.gate)
-                self.gate = None
-            if isinstance(self.running, ProcessResult):
-                result = self.running  # the launcher could not start it
+            if isinstance(state, NotLaunched):
+                result = state.result
             else:
-                self.running.started = time.monotonic()
-                result = self.running.follow(self.task.checks_timeout)
-            verdict = self.verdict.read()
-            failure = read_failure(self.status.read(), result.launch_error)
+                if state.gate is not None:
+                    _open(state.gate)
+                result = state.process.follow(self.task.checks_timeout, since=time.monotonic())
+            verdict = state.verdict.read()
+            failure = read_failure(state.status.read(), result.launch_error)
         finally:
-            self._close()
+            self._end(state)
         return checks_outcome(self.task, self.reports, result, verdict,
                               failure.message if failure else "")
 
     def abort(self) -> None:
         """End the waiting sandbox with nothing run: the run needs no checks."""
-        if self.early is not None or self.running is None:
+        state = self.state
+        if not isinstance(state, Launched | NotLaunched):
             return
         try:
-            if self.gate is not None:
-                os.close(self.gate)  # EOF: the waiting process exits
-                self.gate = None
-            if not isinstance(self.running, ProcessResult):
-                self.running.follow(10)
+            if isinstance(state, Launched):
+                if state.gate is not None:
+                    os.close(state.gate)  # EOF: the waiting process exits
+                state.process.follow(10)
         finally:
-            self._close()
+            self._end(state)
 
-    def _close(self) -> None:
-        if self.running is None:
-            return
-        self.running = None
-        self.verdict.close()
-        self.status.close()
+    def _end(self, state: Launched | NotLaunched) -> None:
+        self.state = Ended()
+        state.verdict.close()
+        state.status.close()
         release_scratch(self.checks_dir)
 
 

@@ -1,0 +1,63 @@
+"""ChecksRun's steps (run/checks/scoring.py): the constructor only stores, start() starts,
+outcome() judges once, and the state is one explicit type at each step. Unsandboxed here
+(Isolation without sandboxes): the steps are the same with a sandbox (test_prepared_checks.py)."""
+
+from __future__ import annotations
+
+import pytest
+from harness_helpers import task_with_workspace, write_task
+
+from ci_eval.run.checks.scoring import (
+    CheckKind,
+    ChecksRun,
+    Decided,
+    Ended,
+    Launched,
+    NotStarted,
+)
+from ci_eval.run.sandbox.isolation import UNISOLATED
+from ci_eval.tasks.load import load_task
+
+PASSING = "import sys\nsys.exit(0)\n"
+
+
+def _checks(tmp_path, checks=PASSING, metadata=None):
+    task, workspace, runs = task_with_workspace(tmp_path, checks)
+    if metadata:
+        task = load_task(write_task(tmp_path / "other", checks=checks, metadata=metadata).resolve())
+    return ChecksRun(task, workspace, UNISOLATED, checks_dir=runs / "run.checks",
+                     runs_base=runs), runs / "run.checks"
+
+
+def test_the_constructor_only_stores_and_start_starts(tmp_path):
+    checks, checks_dir = _checks(tmp_path)
+    assert isinstance(checks.state, NotStarted) and not checks_dir.exists()
+    with pytest.raises(RuntimeError, match="no checks to judge"):
+        checks.outcome()
+    assert checks.start() is checks and isinstance(checks.state, Launched)
+    assert (checks_dir / "reports").is_dir()
+    with pytest.raises(RuntimeError, match="already started"):
+        checks.start()
+    outcome = checks.outcome()
+    assert outcome.kind is CheckKind.PASS, outcome
+    assert isinstance(checks.state, Ended)
+    checks.abort()  # ended: nothing left to end
+    with pytest.raises(RuntimeError, match="no checks to judge"):
+        checks.outcome()
+
+
+def test_an_unmet_requirement_decides_the_outcome_without_starting_anything(tmp_path):
+    checks, _ = _checks(tmp_path, metadata={"requires": ["no-such-tool-ci-eval"]})
+    checks.start()
+    assert isinstance(checks.state, Decided)
+    outcome = checks.outcome()
+    assert outcome.kind is CheckKind.INFRA and "no-such-tool-ci-eval" in outcome.reason
+    assert checks.outcome() == outcome  # decided: the same outcome, nothing to close
+    checks.abort()
+    assert isinstance(checks.state, Decided)
+
+
+def test_an_aborted_run_ends_and_judges_nothing(tmp_path):
+    checks, _ = _checks(tmp_path, "import sys, time\ntime.sleep(30)\nsys.exit(0)\n")
+    checks.start().abort()
+    assert isinstance(checks.state, Ended)
