@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 from xml.etree import ElementTree
 
-from ci_eval.output import UntrustedFile, read_capped
+from ci_eval.run.checks.report_file import read_report_file
 
 MAX_JUNIT_BYTES = 16 * 1024 * 1024
 MAX_DEPTH = 64
@@ -50,10 +50,7 @@ class JUnitError(ValueError):
 def read_junit(path: str | Path, *, classname: bool = False) -> dict[str, str] | None:
     """test id -> outcome from the JUnit file at `path`; None when there is no file (the runner
     never wrote it: no evidence the tests ran). JUnitError for a file that cannot be trusted."""
-    try:
-        data = read_capped(path, MAX_JUNIT_BYTES)
-    except UntrustedFile as exc:
-        raise JUnitError(f"JUnit report {exc}") from None
+    data = read_report_file(path, MAX_JUNIT_BYTES, JUnitError, "JUnit report")
     if data is None:
         return None
     return parse_junit(data, classname=classname)

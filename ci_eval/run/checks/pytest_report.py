@@ -23,7 +23,7 @@ import os
 import secrets
 
 from ci_eval import strict_json
-from ci_eval.output import UntrustedFile, read_capped
+from ci_eval.run.checks.report_file import read_report_file
 
 REPORT_VERSION = 1
 _outcomes: dict[str, str] = {}
@@ -91,10 +91,7 @@ def read_report(path) -> tuple[int, dict[str, str]] | None:
     """(pytest's exit status, node id -> outcome) from a report file; None when there is no
     file (the session never finished). ReportError for anything else than what the plugin
     writes (a link, a FIFO, too big, not JSON, another shape)."""
-    try:
-        data = read_capped(path, MAX_REPORT_BYTES)
-    except UntrustedFile as exc:
-        raise ReportError(f"test report {exc}") from None
+    data = read_report_file(path, MAX_REPORT_BYTES, ReportError, "test report")
     if data is None:
         return None
     try:
