@@ -15,13 +15,13 @@ BASE = {"errors", "output", "progress", "strict_json", "strict_yaml", ""}
 LAZY_IMPORTS_ALLOWED = ("commands", "main")
 
 
-def layer_rules(doc: str) -> dict[str, set[str]]:
-    """package -> what it may import, from the table between the layers markers."""
-    block = doc.split("<!-- layers:begin -->", 1)[1].split("<!-- layers:end -->", 1)[0]
+def layer_rules(doc: str, table: str = "layers") -> dict[str, set[str]]:
+    """package (or room) -> what it may import, from the table between the `table` markers."""
+    block = doc.split(f"<!-- {table}:begin -->", 1)[1].split(f"<!-- {table}:end -->", 1)[0]
     rules = {}
     for line in block.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 2 or cells[0] in ("package", "") or set(cells[0]) <= set("-"):
+        if len(cells) != 2 or cells[0] in ("package", "room", "") or set(cells[0]) <= set("-"):
             continue
         rules[cells[0]] = {c.strip() for c in cells[1].split(",")}
     return rules
@@ -236,11 +236,6 @@ def is_program(module: str) -> bool:
     return module.rsplit(".", 1)[-1].endswith("_program")
 
 
-def room_rules(doc: str) -> dict[str, set[str]]:
-    """room -> the rooms it may import, from the table between the rooms markers."""
-    return layer_rules(doc.replace("<!-- layers:", "<!-- other:").replace("<!-- rooms:", "<!-- layers:"))
-
-
 def room_of(module: str) -> str | None:
     """ci_eval.run.sandbox.process -> sandbox; ci_eval.run.runner -> None (the top of run/)."""
     parts = module.split(".")
@@ -256,7 +251,7 @@ def imported_modules(target: str, names: list[str], known: set[str]) -> list[str
 
 
 def run_room_problems() -> list[str]:
-    rules = room_rules((ROOT / "docs" / "architecture.md").read_text(encoding="utf-8"))
+    rules = layer_rules((ROOT / "docs" / "architecture.md").read_text(encoding="utf-8"), "rooms")
     known = {name for name, _ in modules()}
     problems = []
     for module, path in modules():
@@ -325,7 +320,7 @@ def test_programs_follow_the_naming_rule():
 
 
 def test_the_rooms_are_read_from_the_doc():
-    rules = room_rules((ROOT / "docs" / "architecture.md").read_text())
+    rules = layer_rules((ROOT / "docs" / "architecture.md").read_text(), "rooms")
     assert rules["sandbox"] == {"sandbox"}
     assert "docker" not in rules["agent"] and "checks" not in rules["workspace"]
 
