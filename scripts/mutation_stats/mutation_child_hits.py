@@ -21,6 +21,10 @@ HITS_ENV = "CI_EVAL_MUTATION_HITS"
 def install(folder: str) -> None:
     from mutmut.mutation import trampoline  # only in the stats pass: never loaded otherwise
 
+    if not hasattr(trampoline, "record_trampoline_hit"):
+        # replacing a name the trampoline no longer calls would lose every child's hits unseen
+        raise ImportError("mutmut.mutation.trampoline has no record_trampoline_hit: "
+                          "scripts/mutation_stats does not fit this mutmut")
     seen: set[tuple[str, str | None]] = set()
 
     def record_hit(name: str, caller: str | None = None) -> None:
