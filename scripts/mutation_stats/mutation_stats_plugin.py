@@ -28,25 +28,30 @@ from mutmut.utils.format_utils import strip_prefix
 
 
 class ChildHits:
+    """One hits folder at a time in HITS_ENV, from the first test's setup to the end: what runs
+    between two tests counts for the next one, as mutmut counts its in-process hits."""
+
     def __init__(self) -> None:
         self.base: Path | None = None
         self.numbers = itertools.count(1)
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_setup(self, item) -> None:
-        if os.environ.get("MUTANT_UNDER_TEST") != "stats":
-            return
+    def next_folder(self) -> None:
         if self.base is None:
             self.base = Path(tempfile.mkdtemp(prefix="ci-eval-mutation-hits-"))
         folder = self.base / str(next(self.numbers))
         folder.mkdir()
         os.environ[HITS_ENV] = str(folder)
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item) -> None:
+        if os.environ.get("MUTANT_UNDER_TEST") == "stats" and HITS_ENV not in os.environ:
+            self.next_folder()
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_teardown(self, item, nextitem):
         yield  # after the test's fixtures ended (and the children they started)
-        folder = os.environ.pop(HITS_ENV, None)
-        if folder is None:
+        folder = os.environ.get(HITS_ENV)
+        if folder is None or self.base is None:
             return
         test = strip_prefix(item.nodeid, prefix="mutants/")
         for name, caller in read_hits(Path(folder)):
@@ -54,9 +59,11 @@ class ChildHits:
             if caller is not None and config().track_dependencies:
                 state().function_dependencies[name].add(caller)
         shutil.rmtree(folder, ignore_errors=True)
+        self.next_folder()
 
     def pytest_unconfigure(self, config) -> None:
         if self.base is not None:
+            os.environ.pop(HITS_ENV, None)
             shutil.rmtree(self.base, ignore_errors=True)
 
 
