@@ -42,8 +42,9 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 # Every `python -m ci_eval` child of the suite imports this checkout's ci_eval: with nothing
 # having written its bytecode (a fresh clone, an editable install, PYTHONDONTWRITEBYTECODE=1) each
 # child compiled every module it imports from source again (about 0.1 CPU s a start). Compiled
-# once here, as pip does for an installed ci-eval; templates/ stays source only (init copies it).
-compileall.compile_dir(REPO_ROOT / "ci_eval", quiet=2, rx=re.compile(r"[/\\]templates([/\\]|$)"))
+# once here, as pip does for an installed ci-eval; the folders init and new-task copy stay source.
+compileall.compile_dir(REPO_ROOT / "ci_eval", quiet=2,
+                       rx=re.compile(r"[/\\](templates|tasks[/\\]template)([/\\]|$)"))
 # tests/fixtures holds sample projects with tests of their own (importer sources): not ours to run
 collect_ignore = ["fixtures"]
 
