@@ -29,7 +29,11 @@ from pathlib import Path
 tests = sorted({p.stem for pattern in ("test_gate.py", "test_confirmation.py", "test_calibration*.py",
                                        "test_baseline.py", "test_stats_and_results.py",
                                        "test_render_compare.py", "test_gc.py", "test_history.py",
-                                       "test_grading_*.py", "test_stream.py")
+                                       "test_grading_*.py", "test_stream.py",
+                                       # verdict/ reached only through the CLI: gate --plan and
+                                       # plan (planned_shards), history site (archive), axes
+                                       "test_report_plan.py", "test_history_site.py",
+                                       "test_cost_gate.py")
                 for p in Path("tests").glob(pattern)})
 scope = ["ci_eval/verdict/*", "ci_eval/results/stats.py", "ci_eval/results/summary.py"]
 if Path("ci_eval/grading").is_dir():
@@ -42,8 +46,9 @@ with open("pyproject.toml", "a") as handle:
                  + f"pytest_add_cli_args_test_selection = {selection!r}\n"
                  .replace("'", '"')
                  + 'pytest_add_cli_args = ["-q", "-p", "no:cacheprovider", "-p", "mutation_stats_plugin"]\n'
-                 # what the selected tests read besides ci_eval/ (gate_sim.py, the bundled tasks)
-                 + 'also_copy = ["bench", "tasks", "docs"]\n')
+                 # what the selected tests read besides ci_eval/ (gate_sim.py, the bundled tasks,
+                 # scripts/demo_history.py)
+                 + 'also_copy = ["bench", "tasks", "docs", "scripts"]\n')
 PY
 if ! mutmut run "$@"; then
   echo "mutmut run failed (see above): no figures" >&2
