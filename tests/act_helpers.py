@@ -24,12 +24,24 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from fake_github import FakeGitHub
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 STUBS = Path(__file__).resolve().parent / "act_stubs"
 REPOSITORY = "acme/widgets"
 TOKEN = "ghs_act_bot"
 # actions/NAME@SHA, or actions/NAME/SUB@SHA (actions/cache/restore): the repository is NAME
 PIN_RE = re.compile(r"uses:\s*(actions/[A-Za-z0-9_-]+)(?:/[A-Za-z0-9_/-]+)?@([0-9a-f]{40})")
+
+
+@pytest.fixture
+def api():
+    """The loopback GitHub an act workflow talks to: the workflow's token and pull request 7."""
+    with FakeGitHub() as fake:
+        fake.add_token(TOKEN, "github-actions[bot]", installation=True)
+        fake.add_pull(REPOSITORY, 7)
+        yield fake
 
 
 def act_binary() -> str:

@@ -11,23 +11,16 @@ from __future__ import annotations
 
 import shutil
 
-import pytest
-from act_helpers import REPO_ROOT, REPOSITORY, TOKEN, commit_repo, job_results, pr_event, run_act
-from fake_github import FakeGitHub
+import act_helpers
+from act_helpers import REPO_ROOT, REPOSITORY, commit_repo, job_results, pr_event, run_act
 from test_github_gate import BROKEN_SOLUTION, write_baseline
 
 from ci_eval.render.compare import COMMENT_MARKER
 from ci_eval.results import history
 
+api = act_helpers.api  # the loopback GitHub fixture, shared by the act tests
+
 TASKS = ("task-001-alpha", "task-002-beta")
-
-
-@pytest.fixture
-def api():
-    with FakeGitHub() as fake:
-        fake.add_token(TOKEN, "github-actions[bot]", installation=True)
-        fake.add_pull(REPOSITORY, 7)
-        yield fake
 
 
 def project_repo(root, make_task, *, broken: bool):

@@ -24,13 +24,15 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import act_helpers
 import fake_models
 import pytest
-from act_helpers import REPOSITORY, TOKEN, commit_repo, job_results, pr_event, run_act
-from fake_github import FakeGitHub
+from act_helpers import REPOSITORY, commit_repo, job_results, pr_event, run_act
 from test_act_report import user_repo
 
 from ci_eval.agents.installs import INSTALLS
+
+api = act_helpers.api  # the loopback GitHub fixture, shared by the act tests
 
 TEST_CACHE = Path.home() / ".cache" / "ci-eval-tests"
 CACHE = TEST_CACHE / "init-agents"
@@ -72,14 +74,6 @@ def require_tools(kind: str) -> None:
     if missing:
         pytest.skip(f"LOUD SKIP: {', '.join(missing)} not installed (.ci/run installs them); "
                     "the init-written install step cannot run")
-
-
-@pytest.fixture
-def api():
-    with FakeGitHub() as fake:
-        fake.add_token(TOKEN, "github-actions[bot]", installation=True)
-        fake.add_pull(REPOSITORY, 7)
-        yield fake
 
 
 def agent_entry(preset: str, case: Case, base_url: str) -> str:

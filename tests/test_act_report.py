@@ -11,20 +11,20 @@ from __future__ import annotations
 import re
 import shutil
 
-import pytest
+import act_helpers
 from act_helpers import (
     REPO_ROOT,
     REPOSITORY,
-    TOKEN,
     commit_repo,
     job_results,
     pr_event,
     run_act,
 )
-from fake_github import FakeGitHub
 
 from ci_eval.commands.init import ACTION_REF
 from ci_eval.render.compare import COMMENT_MARKER
+
+api = act_helpers.api  # the loopback GitHub fixture, shared by the act tests
 
 TASKS = ("task-001-alpha", "task-002-beta")
 VARIABLES = {"CI_EVAL_SHARDS": "2", "CI_EVAL_PIP_PACKAGES": "pip"}
@@ -35,14 +35,6 @@ CRASH_SHARD_2 = """      - name: crash (test)
         with:
           mode: run
 """
-
-
-@pytest.fixture
-def api():
-    with FakeGitHub() as fake:
-        fake.add_token(TOKEN, "github-actions[bot]", installation=True)
-        fake.add_pull(REPOSITORY, 7)
-        yield fake
 
 
 def own_repo(root, make_task, workflow_edit=None):
