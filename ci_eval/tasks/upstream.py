@@ -25,7 +25,6 @@ from pathlib import Path
 
 CACHE_ENV = "CI_EVAL_UPSTREAM_CACHE"
 URL_PATTERN = re.compile(r"^(file://|https://|git@[^\s:]+:)\S+$")
-COMMIT_PATTERN = re.compile(r"^[0-9a-f]{40}$")
 FETCH_TIMEOUT = 600
 GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_TERMINAL_PROMPT": "0",
            "GIT_ASKPASS": "", "SSH_ASKPASS": "", "GIT_ALLOW_PROTOCOL": "file:https:ssh",
@@ -46,21 +45,6 @@ def pin_of(metadata: dict) -> tuple[str, str] | None:
             repo.get("commit"), str):
         return repo["url"], repo["commit"]
     return None
-
-
-def pin_problem(repo) -> str:
-    """What is wrong with a metadata.json `repo` value ("" when it is a valid pin)."""
-    if not isinstance(repo, dict):
-        return "expected an object {\"url\": ..., \"commit\": ...}"
-    unknown = sorted(set(repo) - {"url", "commit"})
-    if unknown:
-        return f"unknown key {unknown[0]!r} (expected url and commit)"
-    url, commit = repo.get("url"), repo.get("commit")
-    if not isinstance(url, str) or not URL_PATTERN.match(url):
-        return "url: expected a file://, https:// or git@host:path URL"
-    if not isinstance(commit, str) or not COMMIT_PATTERN.match(commit):
-        return "commit: expected a full 40-character lower-case hex commit sha"
-    return ""
 
 
 def cache_dir() -> Path:
