@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "ci_eval"
-BASE = {"errors", "output", "progress", "strict_json", "strict_yaml", ""}
+BASE = {"errors", "output", "plain_tar", "progress", "strict_json", "strict_yaml", ""}
 LAZY_IMPORTS_ALLOWED = ("commands", "main")
 
 

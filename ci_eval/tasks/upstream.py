@@ -23,6 +23,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from ci_eval.plain_tar import extract_plain
+
 CACHE_ENV = "CI_EVAL_UPSTREAM_CACHE"
 URL_PATTERN = re.compile(r"^(file://|https://|git@[^\s:]+:)\S+$")
 FETCH_TIMEOUT = 600
@@ -109,7 +111,7 @@ def tree(task_id: str, url: str, commit: str) -> Path:
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{commit[:12]}-", dir=folder.parent))
     with tarfile.open(fileobj=io.BytesIO(done.stdout)) as archive:
-        archive.extractall(staging / "files", filter="data")
+        extract_plain(archive, staging / "files")
     (staging / PLAIN_TREE_MARK).write_text(url + "\n")
     try:
         staging.rename(folder)

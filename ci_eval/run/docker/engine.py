@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from ci_eval.plain_tar import extract_plain
 from ci_eval.run.sandbox import cancellation
 from ci_eval.run.sandbox.process import death_signal_prefix
 
@@ -204,7 +205,7 @@ def image_config(tag: str) -> ImageConfig | None:
 
 def copy_out(tag: str, folder: str, target: Path) -> None:
     """The contents of `folder` in the image, unpacked into `target` (made here): a stopped
-    container's files streamed as a tar (see _plain_members for what is kept)."""
+    container's files streamed as a tar (what plain_tar keeps)."""
     name = f"ci-eval-copy-{os.getpid()}-{threading.get_ident()}-{time.monotonic_ns()}"
     docker("create", "--name", name, "--network", "none", tag, "true", timeout=60)
     try:
@@ -214,19 +215,5 @@ def copy_out(tag: str, folder: str, target: Path) -> None:
     target.mkdir(parents=True)
     target.chmod(0o755)
     with tarfile.open(fileobj=io.BytesIO(proc.stdout), mode="r:") as archive:
-        archive.extractall(target, members=_plain_members(archive))
+        extract_plain(archive, target)
 
-
-def _plain_members(archive: tarfile.TarFile):
-    """Folders, regular files and links that stay inside (no device, no absolute or `..`
-    name): what a workspace may hold. Modes are kept, owners are not (the harness's)."""
-    for member in archive.getmembers():
-        parts = Path(member.name).parts
-        if member.name.startswith("/") or ".." in parts:
-            continue
-        if member.issym() and (member.linkname.startswith("/") or ".." in Path(member.linkname).parts):
-            continue
-        if member.isdir() or member.isfile() or member.issym():
-            member.uid = member.gid = os.getuid()
-            member.uname = member.gname = ""
-            yield member

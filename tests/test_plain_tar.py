@@ -1,0 +1,66 @@
+"""ci_eval.plain_tar: a hostile tar (an upstream commit's, a container folder's) unpacks only what a
+workspace may hold, and the same on interpreters whose tarfile has no `filter=` (3.11.0-3.11.3,
+Debian 12's python3)."""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from ci_eval import plain_tar
+
+
+def _tar(members: list[tuple[tarfile.TarInfo, bytes | None]]) -> tarfile.TarFile:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for info, data in members:
+            archive.addfile(info, io.BytesIO(data) if data is not None else None)
+    buffer.seek(0)
+    return tarfile.open(fileobj=buffer, mode="r:")
+
+
+def _file(name: str, data: bytes = b"x", mode: int = 0o644) -> tuple[tarfile.TarInfo, bytes]:
+    info = tarfile.TarInfo(name)
+    info.size, info.mode, info.uid, info.gid = len(data), mode, 4242, 4242
+    return info, data
+
+
+def _entry(name: str, kind: bytes, linkname: str = "") -> tuple[tarfile.TarInfo, None]:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = kind, linkname
+    return info, None
+
+
+def test_plain_members_are_unpacked_with_their_modes_and_this_process_as_owner(tmp_path):
+    target = tmp_path / "out"
+    archive = _tar([_entry("pkg", tarfile.DIRTYPE), _file("pkg/run.sh", b"#!/bin/sh\n", 0o755),
+                    _file("pkg/data.txt", b"data"), _entry("pkg/alias", tarfile.SYMTYPE, "data.txt")])
+    plain_tar.extract_plain(archive, target)
+    assert (target / "pkg" / "data.txt").read_bytes() == b"data"
+    assert stat.S_IMODE((target / "pkg" / "run.sh").stat().st_mode) == 0o755
+    assert os.readlink(target / "pkg" / "alias") == "data.txt"
+    assert (target / "pkg" / "data.txt").stat().st_uid == os.getuid()
+
+
+@pytest.mark.parametrize("member", [
+    _file("/tmp/absolute-escape"),
+    _file("../dot-dot-escape"),
+    _file("inner/../../nested-escape"),
+    _entry("link-out", tarfile.SYMTYPE, "/etc/passwd"),
+    _entry("link-up", tarfile.SYMTYPE, "../../outside"),
+    _entry("hard", tarfile.LNKTYPE, "/etc/passwd"),
+    _entry("device", tarfile.CHRTYPE),
+    _entry("fifo", tarfile.FIFOTYPE),
+], ids=["absolute", "dot-dot", "nested-dot-dot", "link-absolute", "link-up", "hard-link",
+        "device", "fifo"])
+def test_a_member_that_leaves_the_target_or_is_no_plain_file_is_left_out(tmp_path, member):
+    target = tmp_path / "deep" / "out"
+    plain_tar.extract_plain(_tar([member, _file("kept.txt")]), target)
+    assert sorted(p.name for p in target.iterdir()) == ["kept.txt"]
+    assert not any(p.name.endswith("escape") for p in tmp_path.rglob("*"))
+    assert not Path("/tmp/absolute-escape").exists()
