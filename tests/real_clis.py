@@ -6,7 +6,8 @@ venv of its own. A fresh machine installs them on first use; `.ci/run` does it b
     bins = real_clis.install()          # {"claude": "/…/bin", "codex": …, "aider": …, …}
     real_clis.missing()                 # why they cannot be installed here ("" when they can)
 
-A stamp file per install records its pins; a changed pin installs again. A file lock keeps two
+A stamp file per install records its pins (for a pip package, the interpreter its venv is made
+from too: this process's base interpreter); a changed pin installs again. A file lock keeps two
 workers from installing at once.
 """
 
@@ -76,12 +77,18 @@ def _pip(spec: str):
     return install
 
 
+def _base_python() -> str:
+    """The interpreter venv.create makes a venv of (a venv's own base): part of the pins, as
+    the CLI's speed and its bytecode caches are that interpreter's."""
+    return f"{os.path.realpath(sys._base_executable)} {sys.version.split()[0]}"
+
+
 def install() -> dict[str, str]:
     """Install (or reuse) every CLI; {program: the folder to put first on PATH}."""
     npm = _locked_install("npm", NPM_PACKAGES, _npm) / "node_modules" / ".bin"
     bins = {program: str(npm) for program in NPM_PACKAGES}
     for program, (spec, name) in PIP_PACKAGES.items():
-        folder = _locked_install(name, {program: spec}, _pip(spec))
+        folder = _locked_install(name, {program: spec, "python": _base_python()}, _pip(spec))
         bins[program] = str(folder / "bin")
     for program, folder in bins.items():
         if not (Path(folder) / program).exists():
