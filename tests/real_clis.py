@@ -80,7 +80,7 @@ def _pip(spec: str):
 def _base_python() -> str:
     """The interpreter venv.create makes a venv of (a venv's own base): part of the pins, as
     the CLI's speed and its bytecode caches are that interpreter's."""
-    return f"{os.path.realpath(sys._base_executable)} {sys.version.split()[0]}"
+    return f"{os.path.realpath(sys.base_prefix)} {sys.version.split()[0]}"
 
 
 def install() -> dict[str, str]:
