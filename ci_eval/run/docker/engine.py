@@ -216,4 +216,3 @@ def copy_out(tag: str, folder: str, target: Path) -> None:
     target.chmod(0o755)
     with tarfile.open(fileobj=io.BytesIO(proc.stdout), mode="r:") as archive:
         extract_plain(archive, target)
-
