@@ -21,12 +21,14 @@ def _escapes(name: str) -> bool:
 
 def plain_members(archive: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
     """Folders, regular files and symbolic links that stay inside (no device, fifo or hard
-    link, no absolute or `..` name or link target). Modes are kept, owners are not (this
-    process's own)."""
+    link, no absolute or `..` name or link target). Permission bits are kept, setuid, setgid
+    and sticky are not (unpacked as root, a setuid file would be root's); owners become this
+    process's own."""
     for member in archive.getmembers():
         if _escapes(member.name) or (member.issym() and _escapes(member.linkname)):
             continue
         if member.isdir() or member.isfile() or member.issym():
+            member.mode &= 0o777
             member.uid, member.gid = os.getuid(), os.getgid()
             member.uname = member.gname = ""
             yield member

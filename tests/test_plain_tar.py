@@ -64,3 +64,15 @@ def test_a_member_that_leaves_the_target_or_is_no_plain_file_is_left_out(tmp_pat
     assert sorted(p.name for p in target.iterdir()) == ["kept.txt"]
     assert not any(p.name.endswith("escape") for p in tmp_path.rglob("*"))
     assert not Path("/tmp/absolute-escape").exists()
+
+
+def test_setuid_setgid_and_sticky_bits_are_dropped_and_permissions_kept(tmp_path):
+    """Unpacked as root, a setuid file of the archive's would be a setuid-root program in the
+    workspace (tarfile's "data" filter drops these bits too; the screen does it on every Python)."""
+    target = tmp_path / "out"
+    archive = _tar([_file("tool", b"#!/bin/sh\n", 0o6755),
+                    (_entry("shared", tarfile.DIRTYPE)[0], None)])
+    archive.getmember("shared").mode = 0o1777
+    plain_tar.extract_plain(archive, target)
+    assert stat.S_IMODE((target / "tool").stat().st_mode) == 0o755
+    assert stat.S_IMODE((target / "shared").stat().st_mode) == 0o777
