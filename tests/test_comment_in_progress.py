@@ -10,7 +10,7 @@ import pytest
 from fake_github import fake_github, github_pr_7  # noqa: F401 - the fixtures
 from test_github_gate import REPO, actions_env, write_baseline
 
-from ci_eval.github.comment_policy import COMMENT_POLICIES, may_create_note
+from ci_eval.github.comment_policy import COMMENT_POLICIES, may_create
 from ci_eval.render.compare import COMMENT_MARKER
 from ci_eval.render.in_progress import NOTE_END, NOTE_START, in_progress_body
 
@@ -37,7 +37,9 @@ def note(cli, tmp_path, github, *args, head_repo=REPO):
 
 
 def test_the_note_policy_table():
-    assert [may_create_note(p) for p in COMMENT_POLICIES] == [True, False, False, None]
+    # the note comes before the run has a result: nothing failed or changed yet
+    notes = [may_create(p, failed=False, changed=False) for p in COMMENT_POLICIES]
+    assert notes == [True, False, False, None]
 
 
 def test_the_body_keeps_the_previous_report_and_never_stacks_notes():
@@ -133,6 +135,19 @@ def test_github_refusing_is_a_notice_or_warning_never_a_failure(cli, github, tmp
     done = note(cli, tmp_path, github)
     assert done.returncode == 0, done.stderr
     assert "::warning title=ci-eval::the in-progress note was not posted" in done.stdout
+    assert github.comments_on(REPO, 7)[0]["body"] == f"{COMMENT_MARKER}\nreport"
+
+
+def test_an_answer_not_in_the_api_shape_is_a_warning_never_a_failure(cli, github, tmp_path):
+    """A proxy or a broken gateway can answer 200 with something else than the API's JSON."""
+    github.add_comment(REPO, 7, "github-actions[bot]", f"{COMMENT_MARKER}\nreport")
+    github.fail("GET", r"/repos/acme/widgets/issues/7/comments", 200, message="proxy page",
+                times=None)
+    done = note(cli, tmp_path, github)
+    assert done.returncode == 0, done.stderr
+    assert "::warning title=ci-eval::the in-progress note was not posted: GitHub's answer was " \
+           "not the API's" in done.stdout, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
     assert github.comments_on(REPO, 7)[0]["body"] == f"{COMMENT_MARKER}\nreport"
 
 

@@ -22,11 +22,3 @@ def may_create(policy: str, *, failed: bool, changed: bool) -> bool | None:
         return None
     return {"always": True, "on-change": changed or failed, "on-failure": failed}[policy]
 
-
-def may_create_note(policy: str) -> bool | None:
-    """The "run under way" note (before the run has a result): an existing comment gets it
-    under every policy but off; a missing one is created only with always (under on-change and
-    on-failure the run may end needing no comment at all); None: leave the pull request alone."""
-    if policy == "off":
-        return None
-    return policy == "always"

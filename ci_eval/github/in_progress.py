@@ -4,7 +4,7 @@ request's code (eval.yml's `progress` job: no checkout, `pull-requests: write` o
     note = post_in_progress(context.from_env(), policy="always", marker=marker_for(None))
     note.level, note.message      # "info" | "notice" | "warning", what to print
 
-Never raises for GitHub's answers and never fails the check: the note is a courtesy, and the
+Never raises for GitHub's answers (a malformed one included) and never fails the check: the note is a courtesy, and the
 report's comment replaces it. A pull request that gets a read-only token (a fork, Dependabot) is
 skipped with a notice before any request; a 403 anyway (a job without `pull-requests: write`)
 is a notice too; anything else GitHub answers is a warning.
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ci_eval.errors import UserError
 from ci_eval.github import client as gh_client
 from ci_eval.github.comment import is_permission_denied, minimized_note, upsert_comment
-from ci_eval.github.comment_policy import may_create_note
+from ci_eval.github.comment_policy import may_create
 from ci_eval.github.context import Context, no_secrets_reason
 from ci_eval.render.in_progress import in_progress_body
 
@@ -39,7 +39,9 @@ def post_in_progress(ctx: Context, *, policy: str, marker: str, pr: int | None =
     if pr is None:
         raise UserError("no pull request (pass --pr N, or run on a pull_request event)",
                         field="--pr")
-    create = may_create_note(policy)
+    # before the run has a result: nothing failed or changed yet, so a missing comment is
+    # created only with always (the run may end needing no comment at all)
+    create = may_create(policy, failed=False, changed=False)
     if create is None:
         return Note("info", "no in-progress note (--policy off)", "skipped")
     why = no_secrets_reason(ctx)
@@ -64,6 +66,9 @@ def post_in_progress(ctx: Context, *, policy: str, marker: str, pr: int | None =
             return Note("notice", f"no in-progress note: GitHub answered 403 ({reason}); the "
                         "job needs `pull-requests: write`")
         return Note("warning", f"the in-progress note was not posted: {exc}")
+    except Exception as exc:  # noqa: BLE001 - an answer not in the API's shape (a proxy's page)
+        return Note("warning", "the in-progress note was not posted: GitHub's answer was not "
+                    f"the API's ({type(exc).__name__}: {exc})")
     if result.action == "skipped":
         return Note("info", f"no in-progress note (--policy {policy}: no comment to update)",
                     "skipped")
