@@ -106,8 +106,8 @@ def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> Attem
         if outcome.kind is AgentKind.INFRA:
             return line.finish("error", outcome.reason, outcome.retryable, backoff=outcome.backoff)
         if _folder_identity(paths.workspace) != identity:
-            return line.finish("fail", "the agent replaced its workspace folder (a link or "
-                               "another folder in its place): nothing to score")
+            return line.finish("fail", "the agent replaced its workspace folder (a link, "
+                               "another folder or nothing in its place): nothing to score")
         diff = workspace_diff(pristine, paths.workspace)
         line.record["diff"], line.record["diff_truncated"] = diff.text, diff.truncated
         notes = [outcome.reason, *diff.notes]
@@ -180,10 +180,14 @@ def _checks_in(checks_dir: Path, task: Task, paths: RunPaths, ctx: RunContext, *
             extra_env=ctx.checks_env, hide=(ctx.out_dir,))
     finally:
         if not (keep_dir or ctx.keep):
-            ctx.cleaner.submit(remove_tree, checks_dir)
+            _remove_later(ctx, [checks_dir])
 
 
-def _folder_identity(path: Path) -> tuple[int, int, bool]:
-    """What the workspace folder is: an agent may swap it for a link or another folder."""
-    info = os.lstat(path)
+def _folder_identity(path: Path) -> tuple[int, int, bool] | None:
+    """What the workspace folder is: an agent may swap it for a link or another folder, or
+    remove it (None)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
     return info.st_dev, info.st_ino, stat.S_ISDIR(info.st_mode)

@@ -158,12 +158,14 @@ def test_tests_replaced_by_a_link_to_an_outside_folder(arena):
 
 
 @needs_sandbox
-@pytest.mark.parametrize("how", ["link", "folder"])
+@pytest.mark.parametrize("how", ["link", "folder", "removed"])
 def test_the_workspace_folder_swapped_for_another(arena, how):
     """A solved copy put where the workspace was: the harness would diff and score where the
-    agent points. It is that run's fail."""
+    agent points. It is that run's fail; so is a workspace moved away with nothing in its place
+    (it once ended the whole invocation with an internal error)."""
     arena.task()
-    swap = {"link": 'ln -s "$elsewhere" "$ws"', "folder": 'mv "$elsewhere" "$ws"'}[how]
+    swap = {"link": 'ln -s "$elsewhere" "$ws"', "folder": 'mv "$elsewhere" "$ws"',
+            "removed": ":"}[how]
     agent = arena.agent(f"""ws="$CI_EVAL_WORKSPACE"
 elsewhere="$(dirname "$ws")/elsewhere"
 cp -a "$ws" "$elsewhere" && echo hello > "$elsewhere/greet.txt"
