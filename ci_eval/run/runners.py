@@ -28,9 +28,6 @@ from ci_eval.tasks.model import Task
 from ci_eval.tasks.upstream import UpstreamError, pin_of
 from ci_eval.tasks.upstream import tree as upstream_tree
 
-RUNNERS = ("local", "docker")
-
-
 class Runner(Protocol):
     name: str
 

@@ -26,6 +26,7 @@ from ci_eval.run.docker.containers import ContainerSpec, Mount, run_argv
 from ci_eval.run.docker.images import Image, ImageCache, ImageError, default_log_dir
 from ci_eval.run.docker.settings import docker_settings
 from ci_eval.run.sandbox.process import ProcessResult
+from ci_eval.run.sandbox.requests import CHECKS_HIDDEN_PARTS
 from ci_eval.run.workspace.build import WorkspaceError, apply_patch
 from ci_eval.tasks.model import PATCH_SUFFIXES, Task
 
@@ -36,7 +37,6 @@ OUTPUT_MOUNT = "/ci-eval/output"  # a solve.sh being applied
 AGENT_MOUNT = "/ci-eval/run"  # the agent's run folder (prompt copy, usage file)
 ENTRY = "run/docker/container_checks_program.py"
 OUTPUT_TIMEOUT = 600.0
-CHECKS_HIDDEN_PARTS = ("solution", "negatives")
 
 
 class DockerRunner:

@@ -22,7 +22,7 @@ def agent_request(isolation: Isolation, command: list[str], *, repo_root: Path,
                   runs_base: Path, run_dir: Path, hide=(), home: str | None = None,
                   keep=()) -> Request | None:
     """The agent's command inside its sandbox, for the launcher: every mount read-only but the
-    run folder, which holds its own HOME (see _view for the rest; `home`: the host's HOME
+    run folder, which holds its own HOME (see views.run_view for the rest; `home`: the host's HOME
     instead, home: host). `keep`: paths bound back read-only inside what `hide` covers (the
     resolver's file under a hidden /run). None: agents run unisolated here."""
     if not isolation.agent_sandboxed:

@@ -209,8 +209,7 @@ def kept_under(folders: tuple[str, ...], files: tuple[str, ...] = RESOLVER_FILES
     kept = []
     for name in files:
         target = os.path.realpath(name)
-        if target != name and os.path.isfile(target) and any(
-                target.startswith(folder.rstrip("/") + "/") for folder in folders):
+        if target != name and os.path.isfile(target) and inside(target, folders):
             kept.append(target)
     return tuple(kept)
 
