@@ -1,4 +1,4 @@
-"""Isolation is typed data end to end: run/isolation.Isolation writes its label and
+"""Isolation is typed data end to end: run/sandbox/isolation.Isolation writes its label and
 results/notices.parse_isolation reads it back (old results' labels included), the notices of every
 report come from the parsed value, never from substrings; the sandbox's view goes to the launcher
 as a sandbox_program.View, not as an option list."""

@@ -2,7 +2,7 @@
 
 A results line says how its run was fenced as a label: "agent-sandbox" or "agent-unisolated",
 then "checks-sandbox" (mount + PID + network namespace), "checks-offline" (only a network
-namespace) or "checks-online" (nothing), comma-separated. run/isolation.Isolation writes it from
+namespace) or "checks-online" (nothing), comma-separated. run/sandbox/isolation.Isolation writes it from
 its `recorded` value; `parse_isolation` is the one reader (every label ever written has this
 form). The notices every report and comment carries come from the parsed values: never silent
 about a sandbox that was missing, nor about a label it cannot read.
