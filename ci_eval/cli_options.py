@@ -100,13 +100,17 @@ def add_repo_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def add_comment_target_arguments(parser: argparse.ArgumentParser) -> None:
-    """--pr, --repo, --author: which pull request's ci-eval comment (comment, gate)."""
+    """--pr, --repo, --author, --comment-key: which pull request's ci-eval comment (comment,
+    gate)."""
     parser.add_argument("--pr", type=positive_int, metavar="N",
                         help="pull request number (default: the event's pull request)")
     add_repo_argument(parser)
     parser.add_argument("--author", metavar="LOGIN",
                         help="whose comment is ours (default: the token's identity, from GET "
                         "/user, or GraphQL viewer for installation tokens)")
+    parser.add_argument("--comment-key", metavar="KEY",
+                        help="a comment of its own per KEY (letters, digits, . _ -), for two "
+                        "ci-eval workflows on one pull request (default: the one comment)")
 
 
 def add_tasks_argument(parser: argparse.ArgumentParser) -> None:

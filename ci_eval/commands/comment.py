@@ -37,9 +37,6 @@ def add_parser(subparsers) -> None:
                         help="with --in-progress, the action's `comment` input: always "
                         "(default) updates the comment or creates a short one; on-change and "
                         "on-failure only update a comment that exists; off does nothing")
-    parser.add_argument("--comment-key", metavar="KEY",
-                        help="the comment of this key (letters, digits, . _ -; as gate "
-                        "--comment-key), for two ci-eval workflows on one pull request")
     add_json_argument(parser, "print the outcome as JSON")
     parser.set_defaults(handler=run)
 
@@ -90,8 +87,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(posted.problem, field="--pr")
     if posted.fell_back:
         actions.warning(posted.problem, title="ci-eval comment")
-    if posted.result and minimized_note(posted.result, pr):
-        actions.notice(minimized_note(posted.result, pr), title="ci-eval comment")
+    if posted.result and (note := minimized_note(posted.result, pr)):
+        actions.notice(note, title="ci-eval comment")
     if args.json:
         result = posted.result
         sys.stdout.write(json.dumps({

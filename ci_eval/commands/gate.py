@@ -62,9 +62,6 @@ def add_parser(subparsers) -> None:
                         "it only when a task's status is not unchanged or the gate fails; "
                         "on-failure: only when the gate fails (an existing comment is updated "
                         "either way, so a fixed PR's comment turns green); off: never")
-    parser.add_argument("--comment-key", metavar="KEY",
-                        help="a comment of its own per KEY (letters, digits, . _ -), for two "
-                        "ci-eval workflows on one pull request (default: the one comment)")
     add_footer_commit_argument(parser)
     parser.add_argument("--history-out", metavar="DIR",
                         help="on the default branch, where the run summary is written, relative "
@@ -184,8 +181,8 @@ def publish(markdown: str, ctx, args, *, failed: bool, changed: bool) -> str:
         return ""
     if posted.result:
         print(f"ci-eval: {posted.result.action} the comment {posted.result.url}", file=sys.stderr)
-        if minimized_note(posted.result, pr):
-            actions.notice(minimized_note(posted.result, pr), title="ci-eval")
+        if note := minimized_note(posted.result, pr):
+            actions.notice(note, title="ci-eval")
         return posted.result.url
     actions.warning(f"the PR comment was not posted: {posted.problem}", title="ci-eval")
     return ""
