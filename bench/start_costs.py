@@ -54,6 +54,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=9, help="starts per figure (median)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error(f"--repeat: expected a whole number >= 1, got {args.repeat}")
     compileall.compile_dir(REPO / "ci_eval", quiet=2, rx=re.compile(r"[/\\]templates([/\\]|$)"))
     work = Path(tempfile.mkdtemp(prefix="ci-eval-bench-starts-"))
     try:

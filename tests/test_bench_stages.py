@@ -24,3 +24,11 @@ def test_fewer_than_three_runs_is_a_usage_error():
     done = subprocess.run([sys.executable, str(BENCH), "-k", "2"], capture_output=True,
                           text=True, timeout=60, check=False)
     assert done.returncode == 2 and "-k must be at least 3" in done.stderr
+
+
+def test_start_costs_refuses_no_repeats():
+    """bench/start_costs.py --repeat 0 would take the median of nothing (a traceback)."""
+    done = subprocess.run([sys.executable, str(BENCH.parent / "start_costs.py"), "--repeat", "0"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2 and "--repeat: expected a whole number >= 1" in done.stderr
+    assert "Traceback" not in done.stderr

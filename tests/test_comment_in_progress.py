@@ -122,6 +122,7 @@ def test_a_fork_is_skipped_with_a_notice_before_any_request(cli, github, tmp_pat
     assert "::notice title=ci-eval::no in-progress note: the token is read-only here (pull " \
            "request #7 comes from the fork mallory/widgets" in done.stdout
     assert github.comments_on(REPO, 7)[0]["body"] == f"{COMMENT_MARKER}\nreport"
+    assert github.requests == []
 
 
 def test_github_refusing_is_a_notice_or_warning_never_a_failure(cli, github, tmp_path):
