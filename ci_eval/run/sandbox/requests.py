@@ -15,7 +15,7 @@ from ci_eval.run.sandbox import launcher
 from ci_eval.run.sandbox.home import OWN_HOME
 from ci_eval.run.sandbox.isolation import Isolation
 from ci_eval.run.sandbox.launcher import Request
-from ci_eval.run.sandbox.views import SCRATCH, SOCKET_FOLDERS, inside, run_view, sandbox_view
+from ci_eval.run.sandbox.views import SCRATCH, inside, run_view, sandbox_view, socket_folders
 
 
 def agent_request(isolation: Isolation, command: list[str], *, repo_root: Path,
@@ -53,7 +53,7 @@ def checks_request(isolation: Isolation, checks_py: Path, *, task_dir: Path, wor
         return None
     checks_dir = Path(checks_dir).resolve()
     task_dir = Path(task_dir).resolve()
-    view = run_view(repo_root, runs_base, hide, home=home, extra_hidden=SOCKET_FOLDERS)
+    view = run_view(repo_root, runs_base, hide, home=home, extra_hidden=socket_folders())
     keep = [*view.keep, task_dir, Path(ci_eval.__file__).resolve().parent]
     writable = [Path(workspace).resolve(), checks_dir / "reports"]
     writable += [] if home else [checks_dir / OWN_HOME]
@@ -89,7 +89,7 @@ def checks_reach(isolation: Isolation, repo_root: Path, *, hide=(),
     if not isolation.checks_sandboxed:
         return ChecksReach()
     home = os.environ.get("HOME") if host_home else None
-    view = run_view(repo_root, repo_root, hide, home=home, extra_hidden=SOCKET_FOLDERS)
+    view = run_view(repo_root, repo_root, hide, home=home, extra_hidden=socket_folders())
     kept = (*view.keep, str(Path(ci_eval.__file__).resolve().parent))
     return ChecksReach(tuple(view.hidden + view.tmpfs), kept)
 

@@ -185,8 +185,8 @@ SOCKET_FOLDERS = ("/run",)
 
 
 def socket_folders(environ=os.environ) -> tuple[str, ...]:
-    """Folders holding engine sockets, for the agent's sandbox to cover: /run, and the folder
-    of a unix DOCKER_HOST / CONTAINERD_ADDRESS elsewhere."""
+    """Folders holding engine sockets, for both sandboxes to cover: /run, and the folder of a
+    unix DOCKER_HOST / CONTAINERD_ADDRESS elsewhere."""
     found = list(SOCKET_FOLDERS)
     for name in ("DOCKER_HOST", "CONTAINERD_ADDRESS"):
         value = environ.get(name, "")
