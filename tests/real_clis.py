@@ -32,10 +32,19 @@ PIP_PACKAGES = {"aider": ("aider-chat==0.86.2", "venv-aider"),
 INSTALL_TIMEOUT = 1800
 
 
+NODE_MAJOR = 20  # the oldest node the pinned npm CLIs run on (their package.json "engines")
+
+
 def missing() -> str:
     """Why the CLIs cannot be installed here, or "" when they can."""
     if shutil.which("npm") is None or shutil.which("node") is None:
         return "npm/node not found: the real agent CLIs (Claude Code, codex, gemini-cli) need it"
+    version = subprocess.run(["node", "--version"], capture_output=True, text=True, timeout=60,
+                             check=False).stdout.strip()
+    major = version.lstrip("v").split(".", 1)[0]
+    if not major.isdigit() or int(major) < NODE_MAJOR:
+        return (f"node {version or '(no version)'} is too old: the real agent CLIs need node "
+                f">= {NODE_MAJOR}")
     return ""
 
 

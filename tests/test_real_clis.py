@@ -179,3 +179,16 @@ def test_real_cli_through_ci_eval_run(preset, cli_bins, tmp_path, cli):
             lambda mode: _case(tool, mode, tmp_path / mode, cli_bins, cli), tool.modes)))
     problems = [p for mode, case in cases.items() for p in _problems(tool, mode, case)]
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("version, too_old", [("v18.19.1", True), ("v20.0.0", False),
+                                              ("v22.3.0", False), ("", True)])
+def test_an_old_node_is_named_before_any_install(version, too_old, tmp_path, monkeypatch):
+    for program, script in (("node", f"#!/bin/sh\necho {version}\n"), ("npm", "#!/bin/sh\n")):
+        (tmp_path / program).write_text(script)
+        (tmp_path / program).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    why = real_clis.missing()
+    assert bool(why) is too_old, why
+    if too_old:
+        assert f"node {version or '(no version)'} is too old" in why and ">= 20" in why
