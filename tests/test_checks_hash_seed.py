@@ -1,8 +1,8 @@
-"""Each checks session is a fresh interpreter with a string-hash seed of its own: the k runs of
-a task are independent draws of a test that depends on the order of a set of strings, and
-`verify`'s "same state twice" can catch such a test. A pytest process kept warm and forked for
-each session (a way to save pytest's import) would share one seed across an invocation; this
-test fails then."""
+"""Each checks run, checks.py's process and its pytest session alike, is a fresh interpreter
+with a string-hash seed of its own: the k runs of a task are independent draws of checks that
+depend on the order of a set of strings, and `verify`'s "same state twice" can catch them. A
+process kept warm and forked for each run (the sandbox launcher did that for checks.py; a warm
+pytest would save pytest's import) shares one seed across an invocation: this test fails then."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ CHECKS = ('from ci_eval.checks import failed, main, run_pytest\n\n'
           '    run = run_pytest(["tests/test_seed.py"])\n'
           '    bits = [run.outcomes[f"tests/test_seed.py::test_bit[{i}]"] == "PASSED"\n'
           f'            for i in range({BITS})]\n'
-          '    return failed("seed-probe " + "".join("1" if b else "0" for b in bits))\n\n'
+          '    return failed("seed-probe " + "".join("1" if b else "0" for b in bits)\n'
+          '                  + " checks-seed %d" % hash("ci-eval"))\n\n'
           'main(probe)\n')
 
 
@@ -40,3 +41,6 @@ def test_every_checks_session_of_one_invocation_has_its_own_hash_seed(tmp_path):
     seeds = [re.search(r"seed-probe ([01]+)", r["reason"]) for r in records]
     assert all(seeds), [r["reason"] for r in records]
     assert len({s.group(1) for s in seeds}) == 3, [s.group(1) for s in seeds]
+    # checks.py's own process too: each a fresh interpreter, never a fork sharing one seed
+    own = [re.search(r"checks-seed (-?\d+)", r["reason"]).group(1) for r in records]
+    assert len(set(own)) == 3, own

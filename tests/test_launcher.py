@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from harness_helpers import task_with_workspace
 
+from ci_eval.run.checks import checks_program
 from ci_eval.run.sandbox import isolation, launcher, requests, sandbox_program, views
 from ci_eval.run.sandbox.process import Pipe, run_process
 
@@ -101,7 +102,7 @@ def test_sandboxed_commands_have_no_capabilities_and_see_hidden_folders_empty(ru
     assert lines[1:] == ["30 []"] * 4, lines  # EROFS, and nothing of what is underneath
 
 
-def test_checks_run_in_the_forked_process_as_python_I_would_run_them(tmp_path, monkeypatch):
+def test_sandboxed_checks_run_as_python_I_would_run_them(tmp_path, monkeypatch):
     """sys.path (no workspace, the checks' folder first), the checks' environment only, no
     capabilities, a command line that names the checks, and __main__ as python makes it."""
     from ci_eval.run.checks.scoring import run_checks
@@ -129,13 +130,15 @@ def test_checks_run_in_the_forked_process_as_python_I_would_run_them(tmp_path, m
         [p for p in seen["path"][1:] if p in expected]
     assert "CI_EVAL_TEST_CANARY" not in seen["env"] and "CI_EVAL_WORKSPACE" in seen["env"]
     assert seen["caps"] == ["0000000000000000"]
-    assert seen["cmdline"].startswith(f"ci-eval-checks {task_dir / 'checks.py'}")
+    cmdline = seen["cmdline"].split("\0")
+    assert cmdline[:5] == [sys.executable, "-I", "-S", "-B", str(checks_program.__file__)]
+    assert cmdline[6] == str(task_dir / "checks.py"), cmdline
     assert seen["main"] == str(task_dir / "checks.py") and seen["pid"] == 1
     assert seen["cwd"] == str(workspace.resolve())
 
 
 @pytest.mark.parametrize("exit_line, kind", [("", "pass"), ("sys.exit(1)\n", "fail")])
-def test_forked_checks_end_as_a_program_ends(tmp_path, exit_line, kind):
+def test_sandboxed_checks_end_as_a_program_ends(tmp_path, exit_line, kind):
     """After checks.py, what an interpreter's exit does: a non-daemon thread it started runs to
     its end, its atexit handlers run (after the verdict), the exit status is the checks'."""
     from ci_eval.run.checks.scoring import run_checks

@@ -1,9 +1,9 @@
 """Runs a task's checks.py so that its verdict is told apart from a crash, a kill or a forgery.
 
-Sandboxed, the sandbox launcher (launcher_program.py) calls `judge` in the process it forked for the
-checks, with sys.path set as `python -I` would have it; without a sandbox it is started as
-`python -I -S path/to/checks_program.py VERDICT_FD CHECKS_PY SYS_PATH...` (the same sys.path,
-given by the harness: no site-packages scan, no .pth file run at start). Either way cwd = workspace and the
+It is started as `python -I -S path/to/checks_program.py VERDICT_FD CHECKS_PY SYS_PATH...`: by the
+harness where there is no sandbox, by the sandbox launcher (launcher_program.py, adding -B) inside
+the checks' sandbox. SYS_PATH is what `python -I` would have, given by the harness: no
+site-packages scan, no .pth file run at start. Either way cwd = workspace and the
 workspace (and this file's folder) is off sys.path, so files the agent wrote cannot shadow
 ci_eval or the checks' imports; the checks' own folder is put first, as `python checks.py` would.
 
@@ -105,14 +105,13 @@ def _guard_process() -> None:
 
 
 def main() -> int:
-    if len(sys.argv) > 3:  # started with -S: the path `python -I` would have (launcher.py)
+    if len(sys.argv) > 3:  # started with -S: the path `python -I` would have (the harness's)
         sys.path[:] = sys.argv[3:]
     return judge(int(sys.argv[1]), sys.argv[2])
 
 
 def judge(verdict_fd: int, checks: str) -> int:
-    """Run checks.py, write the verdict to verdict_fd; the exit status. The sandbox launcher
-    calls this in the sandboxed process it forked (no interpreter start)."""
+    """Run checks.py, write the verdict to verdict_fd; the exit status."""
     _guard_process()
     os.set_inheritable(verdict_fd, False)  # the checks' own subprocesses never get it
     status = run(os.path.abspath(checks))

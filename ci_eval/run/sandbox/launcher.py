@@ -4,12 +4,12 @@ A sandbox needs a few mount(2) calls that no shell tool makes, so each sandboxed
 start `setpriv` + `unshare` + a Python for the mounts (+ a second Python for the checks
 wrapper): 25-45 ms of CPU per command, the largest part of the harness's cost per run. Instead,
 one launcher interpreter per harness process and kind (launcher_program.py) forks each command into its
-namespaces: an agent is exec'd there, checks.py runs in the forked process itself. What the
-command sees is the same view (`sandbox_program.isolate`); see launcher_program.py for how it is made.
+namespaces and execs it there: an agent, or a fresh `python -I -S checks_program.py` for checks.py.
+What the command sees is the same view (`sandbox_program.isolate`); see launcher_program.py for
+how it is made.
 
-Two launchers, so that the checks' one (whose forks run checks.py in-process and so carry its
-memory) never holds an agent's environment: AGENTS (agents and probes), CHECKS (ci_eval.checks
-imported up front, shared by every forked checks run).
+Two launchers, so that the checks' one never holds an agent's environment: AGENTS (agents and
+probes), CHECKS.
 
     launched = AGENTS.start(Request(...), env=env, cwd=cwd, fds=[output_w, status_w])
     launched.pid      # its process group: kill_group(pid) kills the command; None: not started
@@ -41,15 +41,13 @@ BOOT = ("import json, sys\n"
         "launcher_program.serve(int(sys.argv[1]), config)\n")
 LIVENESS_SECONDS = 1.0  # how often a start that takes long checks the launcher lives
 SOCKET_BUFFER = 4 * 1024 * 1024  # a request (argv, environment) is one message
-# The launcher's last argument: room in its argument area for what a forked checks run shows as
-# its command line (`ci-eval-checks /path/to/checks.py`, see launcher_program._set_command_line).
-TITLE_ROOM = "ci-eval-sandbox-launcher" + " " * 1000
+TITLE = "ci-eval-sandbox-launcher"  # its last argument: what ps shows it as
 
 
 @dataclass(frozen=True)
 class Request:
-    """What to start: `argv` (mode exec) or `checks` (mode checks: that checks.py run in the
-    forked process, with `sys_path`), in `view` (what the sandbox shows), in new
+    """What to start: `argv` (mode exec) or `checks` (mode checks: that checks.py, run by a
+    fresh `python -I -S checks_program.py` with `sys_path`), in `view` (what the sandbox shows), in new
     mount + PID namespaces, a user namespace (`user`) and a network namespace (`net`)."""
 
     argv: tuple[str, ...]
@@ -132,7 +130,6 @@ class Launched:
 
 @dataclass
 class Launcher:
-    preload: tuple[str, ...] = ()
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _sock: socket.socket | None = None
     _process: subprocess.Popen | None = None
@@ -189,12 +186,11 @@ class Launcher:
                     sock.setsockopt(socket.SOL_SOCKET, option, SOCKET_BUFFER)
                 except OSError:
                     pass
-        config = {"path": [str(Path(ci_eval.__file__).resolve().parents[1])],
-                  "preload": list(self.preload)}
+        config = {"path": [str(Path(ci_eval.__file__).resolve().parents[1])]}
         try:
             self._process = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-c", BOOT, str(theirs.fileno()), json.dumps(config),
-                 TITLE_ROOM],
+                 TITLE],
                 pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, start_new_session=True, env={"PATH": os.defpath})
         finally:
@@ -212,7 +208,7 @@ class Launcher:
 
 
 AGENTS = Launcher()
-CHECKS = Launcher(preload=("ci_eval.checks", "traceback"))
+CHECKS = Launcher()
 
 
 def checks_sys_path() -> tuple[str, ...]:

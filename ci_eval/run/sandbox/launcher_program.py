@@ -1,7 +1,7 @@
 """The sandbox launcher: one interpreter per harness process that forks every sandboxed command.
 
 Started by ci_eval/run/sandbox/launcher.py as `python -I -S -c BOOT SOCKET_FD CONFIG` (CONFIG: where
-ci_eval is, which modules to import up front). It takes requests on the socket, one at a time:
+ci_eval is). It takes requests on the socket, one at a time:
 
   request  {"mode": "exec" | "checks", "argv", "env", "cwd", "sandbox": sandbox_program.View as JSON,
            "user": bool, "net": bool, "sys_path", "checks", "gated": bool, "held": [paths]},
@@ -25,9 +25,13 @@ did, without starting a program or an interpreter:
               folder of the descriptor the harness opened), no capabilities; gated: it waits
               until the harness
               writes "g" on the gate (EOF instead: it exits, nothing run); then `exec`: exec
-              the command; `checks`:
-              run checks.py right here (`checks_program.judge`) with sys.path and the environment a
-              fresh `python -I` would have, then exit. It never holds the result pipe.
+              the command; `checks`: exec `python -I -S -B checks_program.py VERDICT_FD
+              CHECKS_PY SYS_PATH...`, as the harness starts it where there is no sandbox: a
+              fresh interpreter, so that every checks run draws its own string-hash seed and
+              reads its locale and environment at its start (a checks.py run in a fork of this
+              process would share one seed with every run of the invocation, and `verify`'s
+              "same state twice" could not catch checks that depend on a set's order). It
+              never holds the result pipe.
 The launcher itself stays in the harness's namespaces and never runs a request's code. It reads
 nothing the agent wrote. Its socket is closed first thing in every child, so nothing sandboxed
 can send it a request. When the harness goes away (even by SIGKILL) the socket reads EOF and the
@@ -36,7 +40,6 @@ launcher exits; every child dies with it (parent-death signal), every grandchild
 
 import ctypes
 import enum
-import importlib
 import json
 import os
 import signal
@@ -56,8 +59,7 @@ GATE_CLOSED = 0  # the gate closed without a go: the run did not need these chec
 
 
 def serve(sock_fd: int, config: dict) -> None:
-    for name in config.get("preload", ()):
-        importlib.import_module(name)  # imported once here, shared by every forked checks run
+    del config  # where ci_eval is: BOOT put it on sys.path
     signal.signal(signal.SIGCHLD, _reap)
     sock = socket.socket(fileno=sock_fd)
     own = os.getpid()
@@ -127,12 +129,6 @@ def read_result(line: str) -> tuple[ResultKind, int | str] | None:
     return kind, value
 
 
-class ChecksExit(SystemExit):
-    """Leaves a forked checks run the way an interpreter leaves a program: raised up through
-    the launcher's frames (none catches it) to the interpreter's own exit, which joins
-    non-daemon threads, runs atexit handlers, flushes stdio and exits with the code."""
-
-
 def _child(request: dict, fds: list[int], sock: socket.socket, launcher: int, ids) -> None:
     """The forked child: tells its pid, makes the namespaces, forks the command's process, waits
     for it and tells how it ended; never returns into the launcher's loop."""
@@ -176,8 +172,6 @@ def _child(request: dict, fds: list[int], sock: socket.socket, launcher: int, id
         _, status = os.waitpid(pid, 0)
         tell(result, ResultKind.EXIT, os.waitstatus_to_exitcode(status))
         os._exit(0)
-    except ChecksExit:
-        raise  # the checks' exit (in the grandchild): up to the interpreter's, past the loop
     except BaseException as exc:  # noqa: BLE001 - a child must never return into the loop
         try:
             sandbox_program.report(status_fd, _describe(exc))
@@ -208,9 +202,11 @@ def _grandchild(request: dict, status_fd: int, verdict_fd: int | None, gate_fd: 
         os._exit(sandbox_program.SANDBOX_FAILED)
     if gate_fd is not None and not _wait_for_gate(gate_fd):
         os._exit(GATE_CLOSED)
-    if request["mode"] == "checks":
-        _run_checks_here(request, env, status_fd, verdict_fd)
     argv = request["argv"]
+    if request["mode"] == "checks":
+        argv = [sys.executable, "-I", "-S", "-B", checks_program.__file__, str(verdict_fd),
+                request["checks"], *request["sys_path"]]
+        os.set_inheritable(verdict_fd, True)  # checks_program takes it off again first thing
     try:
         for name in ("SIGPIPE", "SIGXFSZ", "SIGINT"):  # as a fresh exec from a shell has them
             signal.signal(getattr(signal, name), signal.SIG_DFL)
@@ -236,40 +232,6 @@ def _wait_for_gate(gate_fd: int) -> bool:
             continue
     os.close(gate_fd)
     return answer == b"g"
-
-
-def _run_checks_here(request: dict, env: dict, status_fd: int, verdict_fd: int) -> None:
-    """checks.py in this process, as `python -I checks_program.py` would run it; ends it with the
-    checks' exit status (ChecksExit: the interpreter's own exit, as after a program)."""
-    os.close(status_fd)  # from here on, what goes wrong is the checks' (and the agent code's)
-    code = checks_program.CRASH_EXIT
-    try:
-        _set_command_line(f"ci-eval-checks {request['checks']}")
-        os.environ.clear()
-        os.environ.update(env)
-        sys.path[:] = request["sys_path"]
-        sys.dont_write_bytecode = True  # what PYTHONDONTWRITEBYTECODE asks; -I ignores it
-        code = checks_program.judge(verdict_fd, request["checks"])
-    finally:
-        raise ChecksExit(code)  # whatever happened above, the process ends here
-
-
-def _set_command_line(text: str) -> None:
-    """What ps and /proc/PID/cmdline show for this process: a forked launcher would otherwise
-    show the launcher's. prctl(PR_SET_NAME) would only set 15 bytes of `comm`, not the checks'
-    path that tells runs apart (tests/test_isolation.py finds a harness's checks by it). Written
-    over the launcher's own argument area (where /proc/self/stat says it is; the launcher leaves
-    room), cut to fit."""
-    try:
-        with open("/proc/self/stat", "rb") as handle:
-            fields = handle.read().rsplit(b")", 1)[1].split()
-        start, end = int(fields[45]), int(fields[46])
-    except (OSError, IndexError, ValueError):
-        return
-    if end - start < 2:
-        return
-    data = text.encode(errors="replace")[: end - start - 1]
-    ctypes.memmove(start, data.ljust(end - start, b"\0"), end - start)
 
 
 def _map_root(uid: int, gid: int) -> None:
