@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from act_helpers import commit_repo, git
 
+from ci_eval.github import context
 from ci_eval.github.context import footer_commit
 from ci_eval.render import compare as rc
 from ci_eval.verdict.model import TaskVerdict, Verdict
@@ -61,10 +62,11 @@ def test_the_footer_commit_is_the_option_then_github_sha_then_git_head(tmp_path)
     commit_repo(tmp_path)
     head = git(tmp_path, "rev-parse", "HEAD")
     sha = "abc123def4567890"
-    assert footer_commit("feedbeef", tmp_path, {"GITHUB_SHA": sha}) == "feedbeef"
-    assert footer_commit(None, tmp_path, {"GITHUB_SHA": sha}) == sha
-    assert footer_commit(None, tmp_path, {"GITHUB_SHA": ""}) == head
-    assert footer_commit(None, tmp_path / "f", {}) is None  # no repository there: unknown
+    run_sha = context.parse({"GITHUB_SHA": sha}, {}).sha
+    assert footer_commit("feedbeef", run_sha, tmp_path) == "feedbeef"
+    assert footer_commit(None, run_sha, tmp_path) == sha
+    assert footer_commit(None, context.parse({"GITHUB_SHA": ""}, {}).sha, tmp_path) == head
+    assert footer_commit(None, None, tmp_path / "f") is None  # no repository there: unknown
 
 
 def test_the_footer_has_the_run_total_of_tokens_and_cost():

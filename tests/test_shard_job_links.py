@@ -12,7 +12,8 @@ from fake_github import fake_github, github_pr_7  # noqa: F401 - the fixtures
 from test_github_gate import REPO, actions_env
 from test_report_plan import planned  # noqa: F401 - the fixture
 
-from ci_eval.github.jobs import ShardJob, match_shard_jobs
+from ci_eval.github.context import Context
+from ci_eval.github.jobs import ShardJob, match_shard_jobs, shard_jobs
 
 RUN_ID = 4242
 RUN_URL = f"https://github.com/{REPO}/actions/runs/{RUN_ID}"
@@ -27,11 +28,17 @@ def test_jobs_are_matched_to_shards_by_the_name_eval_yml_gives_them():
             ("shard 4/3", url + "7", "failure"), ("myshard 1/3", url + "8", "failure"),
             ("shard 1/3", "javascript:alert(1)", "failure"),  # not a page: the last good kept
             ("report", url + "9", None)]
-    assert match_shard_jobs(jobs, 3) == {1: ShardJob(1, url + "2", "success"),
-                                         2: ShardJob(2, url + "4", "success"),
-                                         3: ShardJob(3, url + "5", "cancelled")}
+    assert match_shard_jobs(jobs, 3) == {1: ShardJob(url + "2", "success"),
+                                         2: ShardJob(url + "4", "success"),
+                                         3: ShardJob(url + "5", "cancelled")}
     assert [j.failed for j in match_shard_jobs(jobs, 3).values()] == [False, False, True]
     assert match_shard_jobs([("shard 1/1", url + "1) ![x](https://evil", "failure")], 1) == {}
+
+
+def test_outside_a_workflow_run_nothing_is_asked_and_nothing_said():
+    """No run id (a local gate --plan): no run to link either, so no problem to print."""
+    assert shard_jobs(Context(repository=REPO), 2) == ({}, "")
+    assert shard_jobs(Context(run_id=str(RUN_ID)), 2) == ({}, "no repository (GITHUB_REPOSITORY)")
 
 
 @pytest.fixture

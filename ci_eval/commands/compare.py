@@ -46,6 +46,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import os
     import sys
     from pathlib import Path
 
@@ -59,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
     verdict = build_verdict(root, root / args.results, args.baseline, k=args.k,
                             allow_agent_mismatch=args.allow_agent_mismatch,
                             selected=args.tasks or None, rules=load_config(root).gate)
-    commit = context.footer_commit(args.commit, root)
+    # the run's variables only: compare never reads (so never fails on) an event payload
+    ctx = context.parse(os.environ, {})
+    commit = context.footer_commit(args.commit, ctx.sha, root)
     emit(render(verdict, args.format, commit=commit), args.output)
     if args.output:
         print(verdict_line(verdict, emoji=False), file=sys.stderr)

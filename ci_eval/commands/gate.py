@@ -212,8 +212,6 @@ def shard_jobs_of(ctx, count: int) -> dict:
 
     from ci_eval.github.jobs import shard_jobs
 
-    if not ctx.run_id:
-        return {}
     jobs, problem = shard_jobs(ctx, count)
     if problem:
         print(f"ci-eval: shard jobs not listed, the comment links the workflow run instead "
@@ -253,17 +251,18 @@ def run(args: argparse.Namespace) -> int:
 
     root = Path(args.root)
     marker_for(args.comment_key)  # a bad key is bad input before anything is posted
-    commit = context.footer_commit(args.commit, root)
+    commit = context.footer_commit(args.commit, ctx.sha, root)
     if args.plan_result and args.plan_result != "success":
         return fail_without_verdict(
             no_verdict.render_plan_failed(args.plan_result, run_url=ctx.run_url, commit=commit),
             no_verdict.plan_failed_headline(args.plan_result), ctx, args)
     plan = planned_shards.parse_plan(args.plan) if args.plan else None
-    jobs = shard_jobs_of(ctx, plan[0]) if plan else {}
+    count, planned = plan or (0, {})
+    jobs = shard_jobs_of(ctx, count) if plan else {}
     results_dir = root / args.results
     problems = setup_problem.find(results_dir, SHARD_GLOB) if results_dir.is_dir() else []
     if problems:
-        job_links = {f"{i}/{plan[0]}": job.url for i, job in jobs.items()} if plan else {}
+        job_links = {f"{i}/{count}": job.url for i, job in jobs.items()}
         return fail_without_verdict(
             no_verdict.render_setup_broken(problems, run_url=ctx.run_url, commit=commit,
                                            job_links=job_links),
@@ -278,15 +277,14 @@ def run(args: argparse.Namespace) -> int:
                             rules=load_config(root).gate, allow_empty=plan is not None)
     incomplete = False
     if plan:
-        count, planned = plan
         links = {i: jobs[i].url if i in jobs else ctx.run_url for i in planned
                  if i in jobs or ctx.run_url}
         present = present_shards(results_dir)
         incomplete = bool(set(planned) - present)
         verdict = planned_shards.mark_missing(verdict, count, planned, present, links)
     earlier = _history(root, args.history)
-    failed_jobs = [(f"shard {i}/{plan[0]}", job.conclusion, job.url)
-                   for i, job in sorted(jobs.items()) if job.failed] if plan else []
+    failed_jobs = [(f"shard {i}/{count}", job.conclusion, job.url)
+                   for i, job in sorted(jobs.items()) if job.failed]
     markdown = render_markdown(verdict, commit=commit,
                                trends=trend.trends(earlier) if earlier else None,
                                run_url=ctx.run_url, failed_jobs=failed_jobs)

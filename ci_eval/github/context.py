@@ -107,11 +107,10 @@ def head_commit(root) -> str | None:
     return sha if done.returncode == 0 and len(sha) in (40, 64) else None
 
 
-def footer_commit(given: str | None, root, env: Mapping[str, str] | None = None) -> str | None:
-    """The commit a report's footer names: --commit, else the run's $GITHUB_SHA, else git's HEAD
-    at `root` (compare, gate)."""
-    env = os.environ if env is None else env
-    return given or env.get("GITHUB_SHA") or head_commit(root)
+def footer_commit(given: str | None, run_sha: str | None, root) -> str | None:
+    """The commit a report's footer names: --commit, else the run's commit (Context.sha, from
+    $GITHUB_SHA), else git's HEAD at `root` (compare, gate)."""
+    return given or run_sha or head_commit(root)
 
 
 def no_secrets_reason(ctx: Context) -> str | None:

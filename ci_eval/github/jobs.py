@@ -1,14 +1,15 @@
 """The shard jobs of this workflow run, so the comment links the job of a shard that crashed or
 failed rather than only the whole run.
 
-    jobs, problem = shard_jobs(ctx, count=3)   # {2: ShardJob(2, "https://…/job/77", "failure")}
+    jobs, problem = shard_jobs(ctx, count=3)   # {2: ShardJob("https://…/job/77", "failure")}
 
 GitHub's jobs API (GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs?filter=latest, PyGithub
 `WorkflowRun.jobs()`; needs `actions: read`) lists each job's `name`, `html_url` and
 `conclusion`. A shard's job is the one named as eval.yml names it, `shard I/N` (a reusable
-workflow's caller prefixes "CALLER / "), with N the planned count; the latest attempt wins. Any
-failure to ask (no run id, no permission, GitHub down) is a problem to print, never an error:
-the comment then links the run, as before.
+workflow's caller prefixes "CALLER / "), with N the planned count; the latest attempt wins.
+Outside a workflow run (no GITHUB_RUN_ID) there is nothing to ask and nothing to say. Any
+failure to ask (no repository, no permission, GitHub down) is a problem to print, never an
+error: the comment then links the run, as before.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ FAILED = ("failure", "cancelled", "timed_out", "startup_failure")
 
 @dataclass(frozen=True)
 class ShardJob:
-    shard: int
+    """A shard's job (the shard's number is its key in shard_jobs' answer)."""
+
     url: str
     conclusion: str | None  # success, failure, cancelled, ...; None while it runs
 
@@ -49,7 +51,7 @@ def match_shard_jobs(jobs: Iterable[tuple[str, str, str | None]], count: int) ->
             continue
         shard = int(match.group(1))
         if 1 <= shard <= count:
-            found[shard] = ShardJob(shard, url, conclusion)
+            found[shard] = ShardJob(url, conclusion)
     return found
 
 
@@ -72,9 +74,12 @@ def fetch_jobs(client: gh_client.Client, repository: str, run_id: int, *, sleep=
 def shard_jobs(ctx: Context, count: int, *, token: str | None = None,
                api_url: str | None = None, sleep=None,
                clock=None) -> tuple[dict[int, ShardJob], str]:
-    """(shard number -> its job, why none could be listed: "" when they were)."""
-    if not (ctx.run_id and ctx.repository):
-        return {}, "no workflow run (GITHUB_RUN_ID, GITHUB_REPOSITORY)"
+    """(shard number -> its job, why none could be listed: "" when they were, or when this is
+    no workflow run)."""
+    if not ctx.run_id:
+        return {}, ""
+    if not ctx.repository:
+        return {}, "no repository (GITHUB_REPOSITORY)"
     try:
         client = gh_client.make_client(token, api_url)
         jobs = fetch_jobs(client, ctx.repository, int(ctx.run_id), sleep=sleep, clock=clock)
