@@ -10,7 +10,8 @@
         fake.deny("POST", r"/pulls$", "GitHub Actions is not permitted to create ...")  # always
 
 It serves what ci-eval uses and PyGithub sends: GET /user, POST /graphql (viewer.login, and a
-comment's isMinimized / minimizedReason by node id; `minimize`), a repo,
+comment's isMinimized / minimizedReason by node id; `minimize`, and the unminimizeComment
+mutation that would undo it), a repo,
 its issues and their comments (paginated with Link headers, per_page honoured up to 100),
 comment PATCH, pulls (list with state/head/base filters, create, PATCH), workflow runs of a
 workflow (branch/event/status filters; `add_run`), a run by id and its jobs (paginated, as
@@ -21,7 +22,9 @@ request that carries an Authorization header. Every `url` in an answer
 is built from the server's own address, since PyGithub asserts that it follows only those.
 A pull request can only be opened for a head branch that exists in `git_remote` (a bare repo
 path), as GitHub requires. `requests` records (method, path, headers) of every request;
-`bodies[comment_id]` every body a comment had, oldest first.
+`graphql` every GraphQL query sent; `bodies[comment_id]` every body a comment had, oldest first.
+`with_pull_request_7(fake)` (the `github_pr_7` fixture) is the usual setup: the workflow's token
+and pull request 7 of acme/widgets.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ class Rule:
     headers: dict
     message: str
     times: int | None  # None: forever
+    page: str | None = None  # answer this text/html page instead of GitHub's JSON error
 
 
 @dataclass
@@ -70,6 +74,7 @@ class FakeGitHub:
         self.state = State()
         self.rules: list[Rule] = []
         self.requests: list[tuple[str, str, dict]] = []
+        self.graphql: list[str] = []  # every GraphQL query (or mutation) sent
         self.bodies: dict[int, list[str]] = {}  # comment id -> every body it had, oldest first
         self.git_remote = git_remote
         self.lock = threading.RLock()
@@ -177,11 +182,13 @@ class FakeGitHub:
             self.state.comments[comment_id]["minimized"] = reason
 
     def fail(self, method: str, path_regex: str, status: int, *, headers: dict | None = None,
-             message: str = "Server Error", times: int | None = 1) -> None:
-        """The next `times` requests matching answer `status` (None: every one)."""
+             message: str = "Server Error", times: int | None = 1,
+             page: str | None = None) -> None:
+        """The next `times` requests matching answer `status` (None: every one), with GitHub's
+        JSON error, or with `page` as text/html (a proxy's or a captive portal's page)."""
         with self.lock:
             self.rules.append(Rule(method, re.compile(path_regex), status, headers or {},
-                                   message, times))
+                                   message, times, page))
 
     def deny(self, method: str, path_regex: str, message: str = "Resource not accessible by "
              "integration") -> None:
@@ -251,10 +258,11 @@ def _handler(fake: FakeGitHub):
         def do_PATCH(self):
             self._dispatch("PATCH")
 
-        def _send(self, status: int, data=None, headers: dict | None = None, raw: bytes = b""):
+        def _send(self, status: int, data=None, headers: dict | None = None, raw: bytes = b"",
+                  content_type: str = "application/json; charset=utf-8"):
             body = raw if raw else (b"" if data is None else json.dumps(data).encode())
             self.send_response(status)
-            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             for key, value in (headers or {}).items():
                 self.send_header(key, value)
@@ -275,6 +283,10 @@ def _handler(fake: FakeGitHub):
                     if rule.method == method and rule.pattern.search(path) and rule.times != 0:
                         if rule.times is not None:
                             rule.times -= 1
+                        if rule.page is not None:
+                            return self._send(rule.status, headers=rule.headers,
+                                              raw=rule.page.encode(),
+                                              content_type="text/html; charset=utf-8")
                         return self._error(rule.status, rule.message, rule.headers)
             if path.startswith("/_blob/"):  # the storage host: its own signature, no token
                 artifact_id = int(path.rsplit("/", 1)[1])
@@ -309,6 +321,9 @@ def _handler(fake: FakeGitHub):
                     return self._error(403, "Resource not accessible by integration")
                 return self._send(200, fake.user_json(login))
             if path == "/graphql" and method == "POST":
+                fake.graphql.append(payload.get("query", ""))
+                if "unminimizeComment" in payload.get("query", ""):
+                    return self._unminimize(payload.get("variables") or {})
                 if "viewer" in payload.get("query", ""):
                     return self._send(200, {"data": {"viewer": {"login": login}}})
                 if "isMinimized" in payload.get("query", ""):
@@ -453,10 +468,13 @@ def _handler(fake: FakeGitHub):
                 return self._send(201, fake.pull_json(repo, pull))
             return self._error(405, "Method Not Allowed")
 
+        def _comment_by_node(self, node_id: str) -> dict | None:
+            return next((c for c in fake.state.comments.values()
+                         if f"IC_kwDO{c['id']}" == node_id), None)
+
         def _minimized(self, node_id):
             """GraphQL node(id:) { ... on IssueComment { isMinimized minimizedReason } }."""
-            found = next((c for c in fake.state.comments.values()
-                          if f"IC_kwDO{c['id']}" == node_id), None)
+            found = self._comment_by_node(node_id)
             if found is None:
                 return self._send(200, {"data": {"node": None}, "errors": [{
                     "type": "NOT_FOUND", "path": ["node"], "locations": [{"line": 1,
@@ -465,6 +483,15 @@ def _handler(fake: FakeGitHub):
             reason = found.get("minimized")
             return self._send(200, {"data": {"node": {"isMinimized": reason is not None,
                                                       "minimizedReason": reason}}})
+
+        def _unminimize(self, variables: dict):
+            """GraphQL unminimizeComment(input: {subjectId}): shows the comment again."""
+            node_id = str(variables.get("id") or variables.get("subjectId"))
+            found = self._comment_by_node(node_id)
+            if found is not None:
+                found.pop("minimized", None)
+            return self._send(200, {"data": {"unminimizeComment": {"unminimizedComment": {
+                "isMinimized": False}}}})
 
         def _run_json(self, repo, r):
             base = f"{fake.url}/repos/{repo}/actions/runs/{r['id']}"
@@ -537,10 +564,15 @@ def fake_github():
         yield fake
 
 
+def with_pull_request_7(fake: FakeGitHub, token: str = "ghs_bot") -> FakeGitHub:
+    """`fake` with the workflow's token (github-actions[bot], an installation token: GET /user
+    is 403) and pull request 7 of acme/widgets, with no comments yet."""
+    fake.add_token(token, "github-actions[bot]", installation=True)
+    fake.add_pull("acme/widgets", 7)
+    return fake
+
+
 @pytest.fixture
 def github_pr_7(fake_github):
-    """The fake with the workflow's token (github-actions[bot]) and pull request 7 of
-    acme/widgets."""
-    fake_github.add_token("ghs_bot", "github-actions[bot]", installation=True)
-    fake_github.add_pull("acme/widgets", 7)
-    return fake_github
+    """The fake with the workflow's token and pull request 7 (with_pull_request_7)."""
+    return with_pull_request_7(fake_github)

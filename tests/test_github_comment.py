@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from fake_github import FakeGitHub, fake_github  # noqa: F401 - the fixture
+from fake_github import FakeGitHub, fake_github, github_pr_7  # noqa: F401 - the fixtures
 
 from ci_eval.github import client, comment, retry
 from ci_eval.render.compare import COMMENT_MARKER, MAX_COMMENT_CHARS
@@ -16,11 +16,9 @@ BOT = "github-actions[bot]"
 
 
 @pytest.fixture
-def pr(fake_github):
-    fake_github.add_token("ghs_bot", BOT, installation=True)
-    fake_github.add_token("ghp_alice", "alice")
-    fake_github.add_pull(REPO, 7)
-    return fake_github
+def pr(github_pr_7):
+    github_pr_7.add_token("ghp_alice", "alice")
+    return github_pr_7
 
 
 def gh(fake, token="ghs_bot"):
@@ -177,6 +175,20 @@ def test_cli_403_falls_back_to_the_step_summary_and_says_so(pr, cli, tmp_path):
     summary = (tmp_path / "summary.md").read_text()
     assert "could not post its pull-request comment: GitHub answered 403" in summary
     assert "### forked" in summary
+    assert pr.comments_on(REPO, 7) == []
+
+
+def test_cli_an_answer_not_in_the_api_shape_is_a_clear_error_not_a_crash(pr, cli, tmp_path):
+    """A proxy or a captive portal can answer 200 with its own page instead of the API's JSON."""
+    pr.fail("GET", r"/issues/7/comments$", 200, times=None,
+            page="<!DOCTYPE html><html><body><h1>Sign in to the corporate proxy</h1></body></html>")
+    report = tmp_path / "report.md"
+    report.write_text(body())
+    result = cli("comment", "--pr", "7", "--body", report, env=env_for(pr, tmp_path))
+    assert result.returncode == 2, result.stderr  # GitHub refused, not an internal error (3)
+    assert result.stderr.startswith("ci-eval: error: --pr: GitHub's answer was not the API's ("), \
+        result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
     assert pr.comments_on(REPO, 7) == []
 
 

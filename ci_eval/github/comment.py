@@ -148,6 +148,33 @@ def is_permission_denied(exc: gh_client.GitHubError) -> bool:
     return exc.status == 403
 
 
+@dataclass(frozen=True)
+class Attempt:
+    """One upsert_comment, GitHub's failures told apart instead of raised: a result, or the
+    problem to print (and, for a plain 403, GitHub's reason in `denied`)."""
+
+    result: CommentResult | None
+    problem: str = ""  # why there is no result
+    denied: str = ""  # a plain 403: GitHub's reason ("forbidden" when it gave none)
+
+
+def try_upsert_comment(repository: str, pr_number: int,
+                       body: str | Callable[[str | None], str], *, token: str | None = None,
+                       api_url: str | None = None, **options) -> Attempt:
+    """make_client and upsert_comment(**options), never raising: no token, any GitHub answer,
+    even one not in the API's shape (a proxy's page that PyGithub cannot parse), is a problem."""
+    try:
+        client = gh_client.make_client(token, api_url)
+        return Attempt(upsert_comment(client, repository, pr_number, body, **options))
+    except UserError as exc:
+        return Attempt(None, str(exc))
+    except gh_client.GitHubError as exc:
+        return Attempt(None, str(exc), (exc.reason or "forbidden") if is_permission_denied(exc)
+                       else "")
+    except Exception as exc:  # noqa: BLE001 - PyGithub reading an answer not in the API's shape
+        text = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+        return Attempt(None, f"GitHub's answer was not the API's ({text})")
+
 
 @dataclass(frozen=True)
 class Posted:
@@ -174,18 +201,13 @@ def post_or_fall_back(repository: str | None, pr_number: int, body: str, *,
     problem for the caller to print. Missing repository or token are problems too."""
     if not repository:
         return Posted(None, "no repository (set GITHUB_REPOSITORY or pass --repo OWNER/NAME)")
-    try:
-        client = gh_client.make_client(token, api_url)
-        result = upsert_comment(client, repository, pr_number, body, author=author,
-                                marker=marker, create=create, sleep=sleep, clock=clock)
-    except UserError as exc:
-        return Posted(None, str(exc))
-    except gh_client.GitHubError as exc:
-        if not is_permission_denied(exc):
-            return Posted(None, str(exc))
-        note = FALLBACK_NOTE.format(reason=exc.reason or "forbidden")
-        text = note if summary_has_body else note + "\n" + fit_body(body)[0]
-        written = actions.append_summary(text)
-        where = "the step summary" if written else "nowhere (no GITHUB_STEP_SUMMARY)"
-        return Posted(None, f"{exc}; the report went to {where}", fell_back=True)
-    return Posted(result)
+    attempt = try_upsert_comment(repository, pr_number, body, token=token, api_url=api_url,
+                                 author=author, marker=marker, create=create, sleep=sleep,
+                                 clock=clock)
+    if not attempt.denied:
+        return Posted(attempt.result, attempt.problem)
+    note = FALLBACK_NOTE.format(reason=attempt.denied)
+    text = note if summary_has_body else note + "\n" + fit_body(body)[0]
+    written = actions.append_summary(text)
+    where = "the step summary" if written else "nowhere (no GITHUB_STEP_SUMMARY)"
+    return Posted(None, f"{attempt.problem}; the report went to {where}", fell_back=True)

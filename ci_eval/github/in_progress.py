@@ -4,10 +4,10 @@ request's code (eval.yml's `progress` job: no checkout, `pull-requests: write` o
     note = post_in_progress(context.from_env(), policy="always", marker=marker_for(None))
     note.level, note.message      # "info" | "notice" | "warning", what to print
 
-Never raises for GitHub's answers (a malformed one included) and never fails the check: the note is a courtesy, and the
-report's comment replaces it. A pull request that gets a read-only token (a fork, Dependabot) is
-skipped with a notice before any request; a 403 anyway (a job without `pull-requests: write`)
-is a notice too; anything else GitHub answers is a warning.
+Never raises for GitHub's answers (a malformed one included) and never fails the check: the
+note is a courtesy, and the report's comment replaces it. A pull request that gets a read-only
+token (a fork, Dependabot) is skipped with a notice before any request; a 403 anyway (a job
+without `pull-requests: write`) is a notice too; anything else GitHub answers is a warning.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ci_eval.errors import UserError
-from ci_eval.github import client as gh_client
-from ci_eval.github.comment import is_permission_denied, minimized_note, upsert_comment
+from ci_eval.github.comment import minimized_note, try_upsert_comment
 from ci_eval.github.comment_policy import may_create
 from ci_eval.github.context import Context, no_secrets_reason
 from ci_eval.render.in_progress import in_progress_body
@@ -56,19 +55,15 @@ def post_in_progress(ctx: Context, *, policy: str, marker: str, pr: int | None =
     def body(current: str | None) -> str:
         return in_progress_body(current, marker, sha=sha, run_url=ctx.run_url)
 
-    try:
-        client = gh_client.make_client(token, api_url)
-        result = upsert_comment(client, repository, pr, body, marker=marker, author=author,
-                                create=create, sleep=sleep, clock=clock)
-    except gh_client.GitHubError as exc:
-        if is_permission_denied(exc):
-            reason = exc.reason or "forbidden"
-            return Note("notice", f"no in-progress note: GitHub answered 403 ({reason}); the "
-                        "job needs `pull-requests: write`")
-        return Note("warning", f"the in-progress note was not posted: {exc}")
-    except Exception as exc:  # noqa: BLE001 - an answer not in the API's shape (a proxy's page)
-        return Note("warning", "the in-progress note was not posted: GitHub's answer was not "
-                    f"the API's ({type(exc).__name__}: {exc})")
+    attempt = try_upsert_comment(repository, pr, body, token=token, api_url=api_url,
+                                 marker=marker, author=author, create=create, sleep=sleep,
+                                 clock=clock)
+    if attempt.denied:
+        return Note("notice", f"no in-progress note: GitHub answered 403 ({attempt.denied}); "
+                    "the job needs `pull-requests: write`")
+    if attempt.result is None:
+        return Note("warning", f"the in-progress note was not posted: {attempt.problem}")
+    result = attempt.result
     if result.action == "skipped":
         return Note("info", f"no in-progress note (--policy {policy}: no comment to update)",
                     "skipped")
