@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fake_github import FakeGitHub
+from fake_github import FakeGitHub, with_pull_request_7
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 STUBS = Path(__file__).resolve().parent / "act_stubs"
@@ -39,9 +39,7 @@ PIN_RE = re.compile(r"uses:\s*(actions/[A-Za-z0-9_-]+)(?:/[A-Za-z0-9_/-]+)?@([0-
 def api():
     """The loopback GitHub an act workflow talks to: the workflow's token and pull request 7."""
     with FakeGitHub() as fake:
-        fake.add_token(TOKEN, "github-actions[bot]", installation=True)
-        fake.add_pull(REPOSITORY, 7)
-        yield fake
+        yield with_pull_request_7(fake, TOKEN)
 
 
 def act_binary() -> str:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from fake_github import fake_github  # noqa: F401 - the fixture
+from fake_github import fake_github, github_pr_7  # noqa: F401 - the fixtures
 from test_github_gate import BROKEN_SOLUTION, REPO, actions_env, write_baseline
 
 from ci_eval.github.comment_policy import COMMENT_POLICIES, may_create
@@ -20,10 +20,8 @@ def passing(repo_root, make_task, cli):
 
 
 @pytest.fixture
-def github(fake_github):
-    fake_github.add_token("ghs_bot", "github-actions[bot]", installation=True)
-    fake_github.add_pull(REPO, 7)
-    return fake_github
+def github(github_pr_7):
+    return github_pr_7
 
 
 def gate(cli, root, tmp_path, github, *args):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from fake_github import fake_github  # noqa: F401 - the fixture
+from fake_github import fake_github, with_pull_request_7  # noqa: F401 - the fixture
 
 from ci_eval.github import actions, context
 from ci_eval.render.compare import COMMENT_MARKER
@@ -66,8 +66,7 @@ def read_outputs(path) -> dict:
 
 
 def test_gate_merges_publishes_comments_and_fails(sharded, cli, fake_github, tmp_path):
-    fake_github.add_token("ghs_bot", "github-actions[bot]", installation=True)
-    fake_github.add_pull(REPO, 7)
+    with_pull_request_7(fake_github)
     env = actions_env(tmp_path, fake_github)
     result = cli("gate", cwd=sharded, env=env)
     assert result.returncode == 1, result.stderr
@@ -89,8 +88,7 @@ def test_gate_merges_publishes_comments_and_fails(sharded, cli, fake_github, tmp
 
 
 def test_posting_never_changes_the_exit_code(sharded, cli, fake_github, tmp_path):
-    fake_github.add_token("ghs_bot", "github-actions[bot]", installation=True)
-    fake_github.add_pull(REPO, 7)
+    with_pull_request_7(fake_github)
     fake_github.deny("POST", r"/issues/7/comments$")
     denied = cli("gate", cwd=sharded, env=actions_env(tmp_path, fake_github))
     assert denied.returncode == 1, denied.stderr
@@ -205,8 +203,7 @@ def test_context_from_the_event():
 
 def test_the_comment_gets_a_history_column_from_earlier_runs(sharded, cli, fake_github,
                                                              tmp_path):
-    fake_github.add_token("ghs_bot", "github-actions[bot]", installation=True)
-    fake_github.add_pull(REPO, 7)
+    with_pull_request_7(fake_github)
     for date in ("2026-11-01", "2026-11-02"):
         recorded = cli("history", "record", "--results", "results/shard-1", "--history", "hist",
                        "--date", date, cwd=sharded)

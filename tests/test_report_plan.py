@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from fake_github import fake_github  # noqa: F401 - the fixture
+from fake_github import fake_github, with_pull_request_7  # noqa: F401 - the fixture
 from test_github_gate import REPO, actions_env, read_outputs
 
 from ci_eval.results import setup_problem
@@ -33,8 +33,7 @@ def planned(repo_root, make_task, cli, tmp_path):
 def test_a_missing_shard_makes_its_tasks_inconclusive_and_fails(planned, cli, fake_github,
                                                                 tmp_path):
     root, plan = planned
-    fake_github.add_token("ghs_bot", "github-actions[bot]", installation=True)
-    fake_github.add_pull(REPO, 7)
+    with_pull_request_7(fake_github)
     env = {**actions_env(tmp_path, fake_github), "GITHUB_RUN_ID": "4242",
            "GITHUB_SERVER_URL": "https://github.com"}
     shard_2 = json.loads(plan)["shards"]["2"]
@@ -63,8 +62,7 @@ def test_every_shard_missing_still_reports(planned, cli, tmp_path):
 
 
 def test_a_failed_plan_fails_with_a_comment(repo_root, make_task, cli, fake_github, tmp_path):
-    fake_github.add_token("ghs_bot", "github-actions[bot]", installation=True)
-    fake_github.add_pull(REPO, 7)
+    with_pull_request_7(fake_github)
     done = cli("gate", "--plan-result", "failure", cwd=repo_root,
                env=actions_env(tmp_path, fake_github))
     assert done.returncode == 1
@@ -86,8 +84,7 @@ def test_a_shard_whose_agent_cannot_start_leaves_one_setup_broken_comment(
         assert ran.returncode == 2 and "ANTHROPIC_API_KEY is not set" in ran.stderr
     written = json.loads((repo_root / "results/shard-2/setup-problem.json").read_text())
     assert written["shard"] == "2/2" and written["field"] == "--agent"
-    fake_github.add_token("ghs_bot", "github-actions[bot]", installation=True)
-    fake_github.add_pull(REPO, 7)
+    with_pull_request_7(fake_github)
     done = cli("gate", cwd=repo_root, env=actions_env(tmp_path, fake_github))
     assert done.returncode == 1, done.stderr
     [posted] = fake_github.comments_on(REPO, 7)
