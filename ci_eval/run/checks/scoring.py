@@ -27,13 +27,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_eval.run.checks.pytest_report import ReportError, read_report
-from ci_eval.run.checks.requirements import EVERYWHERE, missing_requirements
+from ci_eval.run.checks.requirements import missing_requirements
 from ci_eval.run.sandbox import launcher
 from ci_eval.run.sandbox.environment import CHECKS_TZ, allowed_env, clean_path, python_bin_dir
 from ci_eval.run.sandbox.home import OWN_HOME, own_home
 from ci_eval.run.sandbox.isolation import Isolation, unsandboxed_checks_argv
 from ci_eval.run.sandbox.process import Pipe, ProcessResult, Running, start_process
-from ci_eval.run.sandbox.requests import checks_reach, checks_request, checks_sys_path
+from ci_eval.run.sandbox.requests import (
+    ChecksReach,
+    checks_request,
+    checks_sys_path,
+    checks_view,
+)
 from ci_eval.run.sandbox.sandbox_program import read_failure
 from ci_eval.run.sandbox.views import release_scratch
 from ci_eval.tasks.model import Task
@@ -186,35 +191,35 @@ class ChecksRun:
         env = checks_env(task, self.workspace, self.reports, self.extra_env)
         if not self.host_home:
             env.update(own_home(self.checks_dir / OWN_HOME))
-        repo_root = task.path.resolve().parents[1]
-        reach = checks_reach(self.isolation, repo_root, hide=self.hide,
-                             host_home=self.host_home) if task.requires else EVERYWHERE
-        missing = missing_requirements(task, env["PATH"], reach)
+        view = checks_view(self.isolation, task.path.resolve().parents[1], self.runs_base,
+                           hide=self.hide, home=env.get("HOME") if self.host_home else None)
+        missing = missing_requirements(task, env["PATH"], ChecksReach.of(view))
         if missing:  # preflight stops `run` before this; verify and tests get here
             self.state = Decided(CheckOutcome(
                 CheckKind.INFRA, "requires not met: command not found: "
                 f"{', '.join(map(str, missing))}", 0.0))
             return self
         verdict, status = Pipe(cap=16), Pipe()
-        request = checks_request(
-            self.isolation, task.checks_path, task_dir=task.path, workspace=self.workspace,
-            checks_dir=self.checks_dir, repo_root=repo_root, runs_base=self.runs_base,
-            hide=self.hide, home=env.get("HOME") if self.host_home else None,
-            held=self.held is not None)
         cwd = self.workspace.resolve()
-        gate, extra_fds = None, ()
-        if request is not None and request.gated:
-            gate_read, gate = os.pipe()
-            extra_fds = (gate_read, os.dup(self.held))
-        if request is None:
+        gate = None
+        if view is None:
             argv = unsandboxed_checks_argv(self.isolation, [
                 sys.executable, "-I", "-S", str(RUN_CHECKS), str(verdict.write_fd),
                 str(task.checks_path.resolve()), *checks_sys_path()])
             started = start_process(argv, cwd=cwd, env=env, pipes=(verdict,))
-        else:  # status first, then verdict: the order the launcher hands them on
+        else:
+            gated = self.held is not None
+            request = checks_request(self.isolation, view, task.checks_path, task_dir=task.path,
+                                     workspace=self.workspace, checks_dir=self.checks_dir,
+                                     held=gated)
+            extra_fds = ()
+            if gated:
+                gate_read, gate = os.pipe()
+                extra_fds = (gate_read, os.dup(self.held))
+            # status first, then verdict: the order the launcher hands them on
             started = start_process([], cwd=cwd, env=env, pipes=(status, verdict),
                                     launch=(launcher.CHECKS, request), extra_fds=extra_fds,
-                                    deferred=bool(extra_fds))
+                                    deferred=gated)
         self.state = NotLaunched(started, verdict, status) if isinstance(
             started, ProcessResult) else Launched(started, verdict, status, gate)
         return self
@@ -232,7 +237,8 @@ class ChecksRun:
             else:
                 if state.gate is not None:
                     _open(state.gate)
-                result = state.process.follow(self.task.checks_timeout, since=time.monotonic())
+                state.process.started = time.monotonic()  # timed from the go, not the build
+                result = state.process.follow(self.task.checks_timeout)
             verdict = state.verdict.read()
             failure = read_failure(state.status.read(), result.launch_error)
         finally:

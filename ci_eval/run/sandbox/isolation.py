@@ -24,7 +24,7 @@ from ci_eval.run.sandbox import launcher
 from ci_eval.run.sandbox.launcher import Request
 from ci_eval.run.sandbox.process import Pipe, run_process
 from ci_eval.run.sandbox.sandbox_program import read_failure
-from ci_eval.run.sandbox.views import SCRATCH, TEMP_PREFIX, release_scratch, run_view, sandbox_view
+from ci_eval.run.sandbox.views import TEMP_PREFIX, release_scratch, run_view
 
 
 @dataclass(frozen=True)
@@ -96,11 +96,8 @@ def _probe(user: bool, net: bool, notices: list[str], what: str, consequence: st
         run = probe_dir / "run"
         (run / "reports").mkdir(parents=True)
         (probe_dir / "repo" / "solution").mkdir(parents=True)
-        view = run_view(probe_dir / "repo", probe_dir, (), home=None)
-        shown = sandbox_view(
-            private=view.private, tmpfs=view.tmpfs, hide=view.hidden, keep=view.keep,
-            writable=[run], mask=[probe_dir / "repo" / "solution"], home=view.home,
-            scratch=run / SCRATCH)
+        shown = run_view(probe_dir / "repo", probe_dir, (), home=None).for_command(
+            writable=[run], scratch_in=run, mask=[probe_dir / "repo" / "solution"])
         request = Request(("true",), shown, user, net)
         with Pipe() as status:
             result = run_process(["true"], cwd=run, env={"PATH": os.defpath}, timeout=20,

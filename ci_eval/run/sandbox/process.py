@@ -181,31 +181,29 @@ class Running:
     tail: bytearray
     tail_cap: int
     reader: threading.Thread | None
-    started: float  # seconds are counted from here, unless follow() is given a later start
+    started: float  # seconds are counted from here (checks prepared early: from their go)
     launched: bool
 
-    def begin(self, since: float | None = None) -> "Running | ProcessResult":
-        """The command's pid known (a ProcessResult when it never started, its seconds counted
-        from `since`, default: the start), registered for Ctrl-C, its output read."""
+    def begin(self) -> "Running | ProcessResult":
+        """The command's pid known (a ProcessResult when it never started), registered for
+        Ctrl-C, its output read."""
         if self.launched:
             self.proc.started()
             if self.proc.pid is None:
                 self.stream.close()
-                seconds = time.monotonic() - (self.started if since is None else since)
-                return ProcessResult(None, False, seconds, "", self.proc.error)
+                return ProcessResult(None, False, time.monotonic() - self.started, "",
+                                     self.proc.error)
         cancellation.register(self.proc.pid)  # Ctrl-C kills the group at once
         self.reader = threading.Thread(target=_keep_tail,
                                        args=(self.stream, self.tail, self.tail_cap), daemon=True)
         self.reader.start()
         return self
 
-    def follow(self, timeout: float, *, sweep_env: str | None = None,
-               since: float | None = None) -> ProcessResult:
+    def follow(self, timeout: float, *, sweep_env: str | None = None) -> ProcessResult:
         """Wait for the command, `timeout` seconds from now at most (then its group is
-        killed), and for what it printed. Its seconds count from `since` when given (checks
-        prepared early are timed from their go), else from its start."""
+        killed), and for what it printed; its seconds count from `started`."""
         if self.reader is None:  # deferred: not begun yet
-            begun = self.begin(since)
+            begun = self.begin()
             if isinstance(begun, ProcessResult):
                 return begun
         proc = self.proc
@@ -232,7 +230,7 @@ class Running:
         self.reader.join(timeout=2)
         if self.launched and not self.reader.is_alive():
             self.stream.close()
-        seconds = time.monotonic() - (self.started if since is None else since)
+        seconds = time.monotonic() - self.started
         output = bytes(self.tail[-self.tail_cap:]).decode(errors="replace")
         return ProcessResult(
             exit_code=None if timed_out else proc.returncode,

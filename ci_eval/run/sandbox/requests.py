@@ -15,7 +15,7 @@ from ci_eval.run.sandbox import launcher
 from ci_eval.run.sandbox.home import OWN_HOME
 from ci_eval.run.sandbox.isolation import Isolation
 from ci_eval.run.sandbox.launcher import Request
-from ci_eval.run.sandbox.views import SCRATCH, inside, run_view, sandbox_view, socket_folders
+from ci_eval.run.sandbox.views import RunView, inside, run_view, socket_folders
 
 
 def agent_request(isolation: Isolation, command: list[str], *, repo_root: Path,
@@ -28,42 +28,47 @@ def agent_request(isolation: Isolation, command: list[str], *, repo_root: Path,
     if not isolation.agent_sandboxed:
         return None
     run_dir = Path(run_dir).resolve()
-    view = run_view(repo_root, runs_base, hide, home=home)
-    shown = sandbox_view(private=view.private, tmpfs=view.tmpfs, hide=view.hidden,
-                         keep=[*view.keep, *keep], writable=[run_dir], home=view.home,
-                         scratch=run_dir / SCRATCH)
+    shown = run_view(repo_root, runs_base, hide, home=home).for_command(
+        writable=[run_dir], scratch_in=run_dir, keep=keep)
     return Request(tuple(command), shown, user=isolation.user_namespace, net=False)
 
 
 CHECKS_HIDDEN_PARTS = ("solution", "negatives")  # of the task folder
 
 
-def checks_request(isolation: Isolation, checks_py: Path, *, task_dir: Path, workspace: Path,
-                   checks_dir: Path, repo_root: Path, runs_base: Path, hide=(),
-                   home: str | None = None, held: bool = False) -> Request | None:
-    """checks.py inside the checks' sandbox, for the launcher: like the agent's view, plus no
-    network, host sockets hidden, the task folder readable without its solution/ and
-    negatives/, ci-eval's own package readable, and only the workspace and checks_dir/reports
-    writable, and checks_dir/home, their own HOME, unless `home` (the host's HOME, home: host).
-    Every process they start dies with them (PID namespace). held: the workspace is
-    bound only if it is still the folder of a descriptor handed along, and the sandbox waits
-    on a gate (scoring.ChecksRun).
-    None: no checks sandbox here (see unsandboxed_checks_argv)."""
+def checks_view(isolation: Isolation, repo_root: Path, runs_base: Path, *, hide=(),
+                home: str | None = None) -> RunView | None:
+    """What the checks' sandbox hides and discards: the agent's (views.run_view), plus the
+    folders of host sockets; `home`: the host's HOME they share (home: host). None: no checks
+    sandbox here (see unsandboxed_checks_argv)."""
     if not isolation.checks_sandboxed:
         return None
+    return run_view(repo_root, runs_base, hide, home=home, extra_hidden=socket_folders())
+
+
+def checks_request(isolation: Isolation, view: RunView, checks_py: Path, *, task_dir: Path,
+                   workspace: Path, checks_dir: Path, held: bool = False) -> Request:
+    """checks.py inside the checks' sandbox (`view`, checks_view's), for the launcher: no
+    network, the task folder readable without its solution/ and negatives/, ci-eval's own
+    package readable, and only the workspace and checks_dir/reports writable, and
+    checks_dir/home, their own HOME, unless the view shares the host's (home: host).
+    Every process they start dies with them (PID namespace). held: the workspace is
+    bound only if it is still the folder of a descriptor handed along, and the sandbox waits
+    on a gate (scoring.ChecksRun)."""
     checks_dir = Path(checks_dir).resolve()
     task_dir = Path(task_dir).resolve()
-    view = run_view(repo_root, runs_base, hide, home=home, extra_hidden=socket_folders())
-    keep = [*view.keep, task_dir, Path(ci_eval.__file__).resolve().parent]
     writable = [Path(workspace).resolve(), checks_dir / "reports"]
-    writable += [] if home else [checks_dir / OWN_HOME]
-    shown = sandbox_view(private=view.private, tmpfs=view.tmpfs, hide=view.hidden,
-                         keep=keep, writable=writable,
-                         mask=[task_dir / part for part in CHECKS_HIDDEN_PARTS],
-                         home=view.home, scratch=checks_dir / SCRATCH)
+    writable += [] if view.home else [checks_dir / OWN_HOME]
+    shown = view.for_command(writable=writable, scratch_in=checks_dir,
+                             keep=[task_dir, ci_eval_package()],
+                             mask=[task_dir / part for part in CHECKS_HIDDEN_PARTS])
     return Request((), shown, user=isolation.user_namespace, net=True, mode="checks",
                    checks=str(Path(checks_py).resolve()), sys_path=checks_sys_path(),
                    gated=held, held=(str(Path(workspace).resolve()),) if held else ())
+
+
+def ci_eval_package() -> Path:
+    return Path(ci_eval.__file__).resolve().parent
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,14 @@ class ChecksReach:
     hidden: tuple[str, ...] = ()
     kept: tuple[str, ...] = ()
 
+    @classmethod
+    def of(cls, view: RunView | None) -> ChecksReach:
+        """What checks_request's sandbox over `view` reaches; everything without one (None).
+        A task's own folder is bound back too (hidden_by's also_kept)."""
+        if view is None:
+            return cls()
+        return cls(tuple(view.hidden + view.tmpfs), (*view.keep, str(ci_eval_package())))
+
     def hidden_by(self, path: str | Path, *also_kept: Path) -> str | None:
         real = os.path.realpath(path)
         if inside(real, [*self.kept, *(str(Path(p).resolve()) for p in also_kept)]):
@@ -84,14 +97,9 @@ class ChecksReach:
 
 def checks_reach(isolation: Isolation, repo_root: Path, *, hide=(),
                  host_home: bool = False) -> ChecksReach:
-    """The checks' view (checks_request) of an invocation on repo_root; everything is reachable
-    without a checks sandbox. A task's own folder is bound back too (hidden_by's also_kept)."""
-    if not isolation.checks_sandboxed:
-        return ChecksReach()
+    """What the checks of an invocation on repo_root reach, before any run folder exists."""
     home = os.environ.get("HOME") if host_home else None
-    view = run_view(repo_root, repo_root, hide, home=home, extra_hidden=socket_folders())
-    kept = (*view.keep, str(Path(ci_eval.__file__).resolve().parent))
-    return ChecksReach(tuple(view.hidden + view.tmpfs), kept)
+    return ChecksReach.of(checks_view(isolation, repo_root, repo_root, hide=hide, home=home))
 
 
 @functools.lru_cache(maxsize=1)

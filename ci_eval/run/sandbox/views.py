@@ -32,17 +32,6 @@ EMPTY_TMP = ("/var/tmp",)
 SCRATCH = "overlays"  # in the run folder: the overlays' upper layers (or a fresh HOME)
 
 
-def sandbox_view(*, private=(), tmpfs=(), hide=(), keep=(), writable=(), mask=(),
-                 home: str | None = None, scratch: Path | None = None) -> View:
-    """What sandbox_program.isolate is to build (see sandbox_program.py's docstring), paths as strings."""
-    def paths(values) -> tuple[str, ...]:
-        return tuple(str(path) for path in values)
-
-    return View(private=paths(private), tmpfs=paths(tmpfs), hide=paths(hide), keep=paths(keep),
-                writable=paths(writable), mask=paths(mask), home=home or None,
-                scratch=str(scratch) if scratch else None)
-
-
 def paths_to_hide(repo_root: Path, runs_base: Path, extra=()) -> list[str]:
     """The repo checkout, the git dir of the repository around it, this invocation's runs,
     results folders, and other ci-eval invocations' temp folders. Made for every sandbox
@@ -110,6 +99,20 @@ class RunView:
     hidden: list[str]
     keep: list[str]
     home: str | None
+
+    def for_command(self, *, writable, scratch_in: Path, keep=(), mask=()) -> View:
+        """What sandbox_program.isolate is to build for one command (see sandbox_program.py's
+        docstring), paths as strings: this view, plus what the command may write, the
+        overlays' upper layers in scratch_in/overlays, `keep` bound back read-only beside
+        what the view keeps, and `mask` shown empty."""
+        return View(private=_strings(self.private), tmpfs=_strings(self.tmpfs),
+                    hide=_strings(self.hidden), keep=_strings([*self.keep, *keep]),
+                    writable=_strings(writable), mask=_strings(mask), home=self.home or None,
+                    scratch=str(Path(scratch_in) / SCRATCH))
+
+
+def _strings(paths) -> tuple[str, ...]:
+    return tuple(str(path) for path in paths)
 
 
 def run_view(repo_root: Path, runs_base: Path, hide, *, home: str | None, extra_hidden=()) -> RunView:
