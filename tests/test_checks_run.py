@@ -47,11 +47,18 @@ def test_the_constructor_only_stores_and_start_starts(tmp_path):
 
 
 def test_an_unmet_requirement_decides_the_outcome_without_starting_anything(tmp_path):
-    checks, _ = _checks(tmp_path, metadata={"requires": ["no-such-tool-ci-eval"]})
+    """A run sees an infrastructure error (not a fail, not retried) whose reason names the
+    missing tool; checks.py never ran (it would have passed and left a mark)."""
+    marking = "import pathlib, sys\npathlib.Path('checks-ran').write_text('')\nsys.exit(0)\n"
+    checks, _ = _checks(tmp_path, checks=marking,
+                        metadata={"requires": ["no-such-tool-ci-eval"]})
     checks.start()
     assert isinstance(checks.state, Decided)
     outcome = checks.outcome()
-    assert outcome.kind is CheckKind.INFRA and "no-such-tool-ci-eval" in outcome.reason
+    assert (outcome.kind, outcome.status, outcome.verdict, outcome.retryable) == (
+        CheckKind.INFRA, "error", None, False), outcome
+    assert outcome.reason == "requires not met: command not found: no-such-tool-ci-eval"
+    assert not (checks.workspace / "checks-ran").exists()
     assert checks.outcome() == outcome  # decided: the same outcome, nothing to close
     checks.abort()
     assert isinstance(checks.state, Decided)
