@@ -24,24 +24,20 @@ A pull request can only be opened for a head branch that exists in `git_remote` 
 path), as GitHub requires. `requests` records (method, path, headers) of every request;
 `graphql` every GraphQL query sent; `bodies[comment_id]` every body a comment had, oldest first.
 `with_pull_request_7(fake)` (the `github_pr_7` fixture) is the usual setup: the workflow's token
-and pull request 7 of acme/widgets.
+and pull request 7 of acme/widgets. What each API path answers is in tests/fake_github_routes.py.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-import subprocess
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-
-DEFAULT_PER_PAGE = 30
-MAX_PER_PAGE = 100
+from fake_github_routes import Call, Reply, answer, error, storage
 
 
 @dataclass
@@ -78,7 +74,7 @@ class FakeGitHub:
         self.bodies: dict[int, list[str]] = {}  # comment id -> every body it had, oldest first
         self.git_remote = git_remote
         self.lock = threading.RLock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler_class(self))
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -241,321 +237,120 @@ class FakeGitHub:
                 "owner": self.user_json(owner), "url": f"{self.url}/repos/{repo}",
                 "html_url": f"{self.url}/{repo}", "default_branch": "main"}
 
+    def issue_json(self, repo: str, number: int) -> dict:
+        return {"number": number, "id": number, "title": f"PR {number}",
+                "url": f"{self.url}/repos/{repo}/issues/{number}",
+                "html_url": f"{self.url}/{repo}/pull/{number}",
+                "comments_url": f"{self.url}/repos/{repo}/issues/{number}/comments"}
 
-def _handler(fake: FakeGitHub):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    def run_json(self, repo: str, r: dict) -> dict:
+        base = f"{self.url}/repos/{repo}/actions/runs/{r['id']}"
+        return {"id": r["id"], "name": r["workflow"], "head_branch": r["head_branch"],
+                "status": r["status"], "conclusion": r["conclusion"],
+                "run_number": r["run_number"], "run_attempt": 1, "event": r["event"],
+                "created_at": r["created_at"], "updated_at": r["created_at"],
+                "head_sha": "0" * 40, "head_repository": self.repo_json(r["head_repo"]),
+                "url": base, "html_url": f"{self.url}/{repo}/actions/runs/{r['id']}",
+                "artifacts_url": f"{base}/artifacts", "jobs_url": f"{base}/jobs"}
 
-        def log_message(self, *args):  # quiet
-            pass
+    def job_json(self, repo: str, run_id: int, j: dict) -> dict:
+        base = f"{self.url}/repos/{repo}/actions"
+        return {"id": j["id"], "run_id": run_id, "run_url": f"{base}/runs/{run_id}",
+                "run_attempt": 1, "node_id": f"CR_{j['id']}", "head_sha": "0" * 40,
+                "head_branch": "feature", "url": f"{base}/jobs/{j['id']}",
+                "html_url": f"{self.url}/{repo}/actions/runs/{run_id}/job/{j['id']}",
+                "status": "completed" if j["conclusion"] else "in_progress",
+                "conclusion": j["conclusion"], "created_at": "2026-01-01T12:00:00Z",
+                "started_at": "2026-01-01T12:00:00Z",
+                "completed_at": "2026-01-01T12:01:00Z" if j["conclusion"] else None,
+                "name": j["name"], "steps": [], "labels": ["ubuntu-latest"],
+                "check_run_url": f"{self.url}/repos/{repo}/check-runs/{j['id']}",
+                "runner_id": 1, "runner_name": "GitHub Actions 1", "runner_group_id": 1,
+                "runner_group_name": "GitHub Actions", "workflow_name": "ci-eval"}
 
-        def do_GET(self):
-            self._dispatch("GET")
-
-        def do_POST(self):
-            self._dispatch("POST")
-
-        def do_PATCH(self):
-            self._dispatch("PATCH")
-
-        def _send(self, status: int, data=None, headers: dict | None = None, raw: bytes = b"",
-                  content_type: str = "application/json; charset=utf-8"):
-            body = raw if raw else (b"" if data is None else json.dumps(data).encode())
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            for key, value in (headers or {}).items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(body)
-
-        def _error(self, status: int, message: str, headers: dict | None = None):
-            self._send(status, {"message": message, "status": str(status)}, headers)
-
-        def _dispatch(self, method: str):
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            parsed = urlparse(self.path)
-            path, query = parsed.path, {k: v[-1] for k, v in parse_qs(parsed.query).items()}
-            fake.requests.append((method, self.path, dict(self.headers)))
-            with fake.lock:
-                for rule in fake.rules:
-                    if rule.method == method and rule.pattern.search(path) and rule.times != 0:
-                        if rule.times is not None:
-                            rule.times -= 1
-                        if rule.page is not None:
-                            return self._send(rule.status, headers=rule.headers,
-                                              raw=rule.page.encode(),
-                                              content_type="text/html; charset=utf-8")
-                        return self._error(rule.status, rule.message, rule.headers)
-            if path.startswith("/_blob/"):  # the storage host: its own signature, no token
-                artifact_id = int(path.rsplit("/", 1)[1])
-                if query.get("sig") != _signature(artifact_id):
-                    return self._error(403, "Signature did not match")
-                if "Authorization" in self.headers:  # as Azure storage answers a SAS + token
-                    return self._error(400, "InvalidAuthenticationInfo: Authentication "
-                                       "information is not given in the correct format")
-                blob = fake.state.blobs.get(artifact_id, b"")
-                self.send_response(200)
-                self.send_header("Content-Type", "application/zip")
-                self.send_header("Content-Length", str(len(blob)))
-                self.end_headers()
-                self.wfile.write(blob)
-                return None
-            auth = self.headers.get("Authorization", "")
-            token = auth.split(" ", 1)[1] if " " in auth else ""
-            who = fake.state.tokens.get(token)
-            if who is None:
-                return self._error(401, "Bad credentials")
-            try:
-                payload = json.loads(raw) if raw else {}
-            except ValueError:
-                return self._error(400, "Problems parsing JSON")
-            with fake.lock:
-                return self._route(method, path, query, payload, who)
-
-        def _route(self, method, path, query, payload, who):
-            login, installation = who
-            if path == "/user" and method == "GET":
-                if installation:
-                    return self._error(403, "Resource not accessible by integration")
-                return self._send(200, fake.user_json(login))
-            if path == "/graphql" and method == "POST":
-                fake.graphql.append(payload.get("query", ""))
-                if "unminimizeComment" in payload.get("query", ""):
-                    return self._unminimize(payload.get("variables") or {})
-                if "viewer" in payload.get("query", ""):
-                    return self._send(200, {"data": {"viewer": {"login": login}}})
-                if "isMinimized" in payload.get("query", ""):
-                    return self._minimized(str((payload.get("variables") or {}).get("id")))
-                return self._send(200, {"errors": [{"message": "unsupported query"}]})
-            m = re.fullmatch(r"/repos/([^/]+/[^/]+)(/.*)?", path)
-            if not m:
-                return self._error(404, "Not Found")
-            repo, rest = m.group(1), m.group(2) or ""
-            if rest == "" and method == "GET":
-                return self._send(200, fake.repo_json(repo))
-            if mm := re.fullmatch(r"/issues/(\d+)", rest):
-                return self._issue(repo, int(mm.group(1)))
-            if mm := re.fullmatch(r"/issues/(\d+)/comments", rest):
-                number = int(mm.group(1))
-                if method == "GET":
-                    return self._comments(repo, number, query)
-                if method == "POST":
-                    if (repo, number) not in fake.state.issues:
-                        return self._error(404, "Not Found")
-                    body = payload.get("body", "")
-                    if len(body) > 65536:
-                        return self._error(422, "Validation Failed: Body is too long (maximum "
-                                           "is 65536 characters)")
-                    cid = fake.add_comment(repo, number, login, body)
-                    return self._send(201, fake.comment_json(fake.state.comments[cid]))
-            if mm := re.fullmatch(r"/issues/comments/(\d+)", rest):
-                comment = fake.state.comments.get(int(mm.group(1)))
-                if comment is None or comment["repo"] != repo:
-                    return self._error(404, "Not Found")
-                if method == "PATCH":
-                    if comment["user"] != login:
-                        return self._error(403, "You cannot edit another user's comment")
-                    if len(payload.get("body", "")) > 65536:
-                        return self._error(422, "Validation Failed: Body is too long")
-                    comment["body"] = payload.get("body", "")
-                    fake.bodies[comment["id"]].append(comment["body"])
-                return self._send(200, fake.comment_json(comment))
-            if rest == "/pulls":
-                return self._pulls(repo, method, query, payload, login)
-            if mm := re.fullmatch(r"/pulls/(\d+)", rest):
-                pull = fake.state.pulls.get((repo, int(mm.group(1))))
-                if pull is None:
-                    return self._error(404, "Not Found")
-                if method == "PATCH":
-                    for key in ("title", "body", "state"):
-                        if key in payload:
-                            pull[key] = payload[key]
-                return self._send(200, fake.pull_json(repo, pull))
-            if mm := re.fullmatch(r"/actions/workflows/([^/]+)/runs", rest):
-                return self._runs(repo, mm.group(1), query)
-            if mm := re.fullmatch(r"/actions/runs/(\d+)", rest):
-                return self._run(repo, int(mm.group(1)))
-            if mm := re.fullmatch(r"/actions/runs/(\d+)/jobs", rest):
-                return self._jobs(repo, int(mm.group(1)), query)
-            if mm := re.fullmatch(r"/actions/runs/(\d+)/artifacts", rest):
-                arts = fake.state.artifacts.get(int(mm.group(1)), [])
-                return self._send(200, {"total_count": len(arts),
-                                        "artifacts": [self._artifact(a) for a in arts]})
-            if mm := re.fullmatch(r"/actions/artifacts/(\d+)/zip", rest):
-                artifact_id = int(mm.group(1))
-                expired = any(a["id"] == artifact_id and a["expired"]
-                              for arts in fake.state.artifacts.values() for a in arts)
-                if expired:
-                    return self._error(410, "Artifact has expired")
-                return self._send(302, None, {"Location": f"{fake.url}/_blob/{artifact_id}"
-                                                          f"?sig={_signature(artifact_id)}"})
-            return self._error(404, "Not Found")
-
-        def _artifact(self, a: dict) -> dict:
-            return {"id": a["id"], "name": a["name"], "expired": a["expired"],
-                    "size_in_bytes": a["size_in_bytes"],
-                    "url": f"{fake.url}/repos/{a['repo']}/actions/artifacts/{a['id']}",
-                    "archive_download_url":
-                        f"{fake.url}/repos/{a['repo']}/actions/artifacts/{a['id']}/zip"}
-
-        def _page(self, items: list, query: dict, base_path: str):
-            per_page = min(int(query.get("per_page", DEFAULT_PER_PAGE)), MAX_PER_PAGE)
-            page = max(1, int(query.get("page", 1)))
-            chunk = items[(page - 1) * per_page: page * per_page]
-            last = max(1, -(-len(items) // per_page))
-            links = []
-            extra = "".join(f"&{k}={v}" for k, v in query.items() if k not in ("page", "per_page"))
-
-            def link(n, rel):
-                return f'<{fake.url}{base_path}?per_page={per_page}&page={n}{extra}>; rel="{rel}"'
-
-            if page < last:
-                links += [link(page + 1, "next"), link(last, "last")]
-            if page > 1:
-                links += [link(1, "first"), link(page - 1, "prev")]
-            return chunk, ({"Link": ", ".join(links)} if links else {})
-
-        def _issue(self, repo, number):
-            if (repo, number) not in fake.state.issues:
-                return self._error(404, "Not Found")
-            return self._send(200, {"number": number, "id": number, "title": f"PR {number}",
-                                    "url": f"{fake.url}/repos/{repo}/issues/{number}",
-                                    "html_url": f"{fake.url}/{repo}/pull/{number}",
-                                    "comments_url":
-                                        f"{fake.url}/repos/{repo}/issues/{number}/comments"})
-
-        def _comments(self, repo, number, query):
-            if (repo, number) not in fake.state.issues:
-                return self._error(404, "Not Found")
-            ids = fake.state.issues[(repo, number)]["comments"]
-            items = [fake.comment_json(fake.state.comments[i]) for i in ids]
-            chunk, headers = self._page(items, query, f"/repos/{repo}/issues/{number}/comments")
-            return self._send(200, chunk, headers)
-
-        def _pulls(self, repo, method, query, payload, login):
-            if method == "GET":
-                found = []
-                for (r, _n), p in sorted(fake.state.pulls.items()):
-                    if r != repo:
-                        continue
-                    if query.get("state", "open") != "all" and p["state"] != query.get("state",
-                                                                                      "open"):
-                        continue
-                    if "head" in query:
-                        owner, _, ref = query["head"].partition(":")
-                        if p["head"]["ref"] != ref or p["head"]["repo"].split("/")[0] != owner:
-                            continue
-                    if "base" in query and p["base"]["ref"] != query["base"]:
-                        continue
-                    found.append(fake.pull_json(repo, p))
-                chunk, headers = self._page(found, query, f"/repos/{repo}/pulls")
-                return self._send(200, chunk, headers)
-            if method == "POST":
-                head, base = payload.get("head", ""), payload.get("base", "")
-                if fake.git_remote and not _branch_exists(fake.git_remote, head):
-                    return self._error(422, f"Validation Failed: head {head!r} does not exist")
-                if any(p["head"]["ref"] == head and p["state"] == "open"
-                       for (r, _n), p in fake.state.pulls.items() if r == repo):
-                    return self._error(422, f"A pull request already exists for {head}.")
-                number = max([n for (r, n) in fake.state.issues if r == repo] + [0]) + 1
-                fake.state.issues[(repo, number)] = {"comments": []}
-                pull = {"number": number, "state": "open", "title": payload.get("title", ""),
-                        "body": payload.get("body", ""), "head": {"ref": head, "repo": repo},
-                        "base": {"ref": base}, "user": login}
-                fake.state.pulls[(repo, number)] = pull
-                return self._send(201, fake.pull_json(repo, pull))
-            return self._error(405, "Method Not Allowed")
-
-        def _comment_by_node(self, node_id: str) -> dict | None:
-            return next((c for c in fake.state.comments.values()
-                         if f"IC_kwDO{c['id']}" == node_id), None)
-
-        def _minimized(self, node_id):
-            """GraphQL node(id:) { ... on IssueComment { isMinimized minimizedReason } }."""
-            found = self._comment_by_node(node_id)
-            if found is None:
-                return self._send(200, {"data": {"node": None}, "errors": [{
-                    "type": "NOT_FOUND", "path": ["node"], "locations": [{"line": 1,
-                                                                         "column": 20}],
-                    "message": f"Could not resolve to a node with the global id of '{node_id}'"}]})
-            reason = found.get("minimized")
-            return self._send(200, {"data": {"node": {"isMinimized": reason is not None,
-                                                      "minimizedReason": reason}}})
-
-        def _unminimize(self, variables: dict):
-            """GraphQL unminimizeComment(input: {subjectId}): shows the comment again."""
-            node_id = str(variables.get("id") or variables.get("subjectId"))
-            found = self._comment_by_node(node_id)
-            if found is not None:
-                found.pop("minimized", None)
-            return self._send(200, {"data": {"unminimizeComment": {"unminimizedComment": {
-                "isMinimized": False}}}})
-
-        def _run_json(self, repo, r):
-            base = f"{fake.url}/repos/{repo}/actions/runs/{r['id']}"
-            return {"id": r["id"], "name": r["workflow"], "head_branch": r["head_branch"],
-                    "status": r["status"], "conclusion": r["conclusion"],
-                    "run_number": r["run_number"], "run_attempt": 1, "event": r["event"],
-                    "created_at": r["created_at"], "updated_at": r["created_at"],
-                    "head_sha": "0" * 40, "head_repository": fake.repo_json(r["head_repo"]),
-                    "url": base, "html_url": f"{fake.url}/{repo}/actions/runs/{r['id']}",
-                    "artifacts_url": f"{base}/artifacts", "jobs_url": f"{base}/jobs"}
-
-        def _run(self, repo, run_id):
-            run = next((r for r in fake.state.runs.get(repo, []) if r["id"] == run_id), None)
-            if run is None and (repo, run_id) in fake.state.jobs:  # a run known by its jobs only
-                run = {"id": run_id, "workflow": "eval.yml", "head_branch": "feature",
-                       "status": "in_progress", "conclusion": None, "run_number": 1,
-                       "event": "pull_request", "head_repo": repo,
-                       "created_at": "2026-01-01T12:00:00Z"}
-            if run is None:
-                return self._error(404, "Not Found")
-            return self._send(200, self._run_json(repo, run))
-
-        def _jobs(self, repo, run_id, query):
-            if not any(r["id"] == run_id for r in fake.state.runs.get(repo, [])) and \
-                    (repo, run_id) not in fake.state.jobs:
-                return self._error(404, "Not Found")
-            base = f"{fake.url}/repos/{repo}/actions"
-            items = [{"id": j["id"], "run_id": run_id, "run_url": f"{base}/runs/{run_id}",
-                      "run_attempt": 1, "node_id": f"CR_{j['id']}", "head_sha": "0" * 40,
-                      "head_branch": "feature", "url": f"{base}/jobs/{j['id']}",
-                      "html_url": f"{fake.url}/{repo}/actions/runs/{run_id}/job/{j['id']}",
-                      "status": "completed" if j["conclusion"] else "in_progress",
-                      "conclusion": j["conclusion"], "created_at": "2026-01-01T12:00:00Z",
-                      "started_at": "2026-01-01T12:00:00Z",
-                      "completed_at": "2026-01-01T12:01:00Z" if j["conclusion"] else None,
-                      "name": j["name"], "steps": [], "labels": ["ubuntu-latest"],
-                      "check_run_url": f"{fake.url}/repos/{repo}/check-runs/{j['id']}",
-                      "runner_id": 1, "runner_name": "GitHub Actions 1", "runner_group_id": 1,
-                      "runner_group_name": "GitHub Actions", "workflow_name": "ci-eval"}
-                     for j in fake.state.jobs.get((repo, run_id), [])]
-            chunk, headers = self._page(items, query, f"/repos/{repo}/actions/runs/{run_id}/jobs")
-            return self._send(200, {"total_count": len(items), "jobs": chunk}, headers)
-
-        def _runs(self, repo, workflow, query):
-            runs = [r for r in fake.state.runs.get(repo, []) if r["workflow"] == workflow
-                    and r["head_branch"] == query.get("branch", r["head_branch"])
-                    and r["event"] == query.get("event", r["event"])
-                    and (query.get("status") in (None, r["conclusion"], r["status"]))]
-            items = [self._run_json(repo, r) for r in runs]
-            chunk, headers = self._page(items, query,
-                                        f"/repos/{repo}/actions/workflows/{workflow}/runs")
-            return self._send(200, {"total_count": len(items), "workflow_runs": chunk}, headers)
-
-    return Handler
+    def artifact_json(self, a: dict) -> dict:
+        return {"id": a["id"], "name": a["name"], "expired": a["expired"],
+                "size_in_bytes": a["size_in_bytes"],
+                "url": f"{self.url}/repos/{a['repo']}/actions/artifacts/{a['id']}",
+                "archive_download_url":
+                    f"{self.url}/repos/{a['repo']}/actions/artifacts/{a['id']}/zip"}
 
 
-def _signature(artifact_id: int) -> str:
-    return hashlib.sha256(f"storage-{artifact_id}".encode()).hexdigest()[:16]
+# --- the HTTP front door: injected failures, the storage host, the token, the JSON body ---------
+
+def _injected(fake: FakeGitHub, method: str, path: str) -> Reply | None:
+    """The answer of the first live `fail` / `deny` rule that matches, which it uses up."""
+    for rule in fake.rules:
+        if rule.method == method and rule.pattern.search(path) and rule.times != 0:
+            if rule.times is not None:
+                rule.times -= 1
+            if rule.page is not None:
+                return Reply(rule.status, headers=rule.headers, raw=rule.page.encode(),
+                             content_type="text/html; charset=utf-8")
+            return error(rule.status, rule.message, rule.headers)
+    return None
 
 
-def _branch_exists(remote: str, branch: str) -> bool:
-    done = subprocess.run(["git", "--git-dir", remote, "rev-parse", "--verify", "--quiet",
-                           f"refs/heads/{branch}"], capture_output=True, check=False)
-    return done.returncode == 0
+class Handler(BaseHTTPRequestHandler):
+    """A request is recorded in `fake.requests`, then meets, in this order: the `fail` / `deny`
+    rules, the storage host (/_blob/...: no token), the token (401), the JSON body (400), and
+    last, under `fake.lock`, the route tables of fake_github_routes."""
+
+    protocol_version = "HTTP/1.1"
+    fake: FakeGitHub  # set by handler_class
+
+    def log_message(self, *args):  # quiet
+        pass
+
+    def do_GET(self):
+        self._dispatch("GET")
+
+    def do_POST(self):
+        self._dispatch("POST")
+
+    def do_PATCH(self):
+        self._dispatch("PATCH")
+
+    def _send(self, reply: Reply) -> None:
+        body = reply.raw if reply.raw else (
+            b"" if reply.data is None else json.dumps(reply.data).encode())
+        self.send_response(reply.status)
+        self.send_header("Content-Type", reply.content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in (reply.headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _dispatch(self, method: str) -> None:
+        fake = self.fake
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        parsed = urlparse(self.path)
+        path, query = parsed.path, {k: v[-1] for k, v in parse_qs(parsed.query).items()}
+        fake.requests.append((method, self.path, dict(self.headers)))
+        with fake.lock:
+            injected = _injected(fake, method, path)
+            if injected is not None:
+                return self._send(injected)
+        if path.startswith("/_blob/"):
+            return self._send(storage(fake, path, query, self.headers))
+        auth = self.headers.get("Authorization", "")
+        token = auth.split(" ", 1)[1] if " " in auth else ""
+        who = fake.state.tokens.get(token)
+        if who is None:
+            return self._send(error(401, "Bad credentials"))
+        try:
+            payload = json.loads(raw) if raw else {}
+        except ValueError:
+            return self._send(error(400, "Problems parsing JSON"))
+        with fake.lock:
+            return self._send(answer(Call(fake, method, query, payload, *who), path))
+
+
+def handler_class(fake: FakeGitHub) -> type[Handler]:
+    """The request handler class of `fake`'s server."""
+    return type("Handler", (Handler,), {"fake": fake})
 
 
 @pytest.fixture
