@@ -35,3 +35,11 @@ def test_what_is_called_unclosed_bash_refuses_too(script):
                                     "echo $'abc"])
 def test_the_unclosed_examples_are_unclosed_for_bash(script):
     assert unclosed_quote(script) is not None and not _bash_accepts(script)
+
+
+@pytest.mark.skipif(BASH is None, reason="bash is not installed")
+@pytest.mark.parametrize("script", ["`'`", "`'`'\"'", "echo `echo \"`", "x=\"`'`\""])
+def test_quotes_inside_backquotes_are_not_judged(script):
+    """bash finds the closing backquote first and parses what is between only when it runs it
+    (hypothesis found "`'`" called unclosed, which `bash -n` accepts)."""
+    assert _bash_accepts(script) and unclosed_quote(script) is None

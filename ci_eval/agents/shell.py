@@ -47,6 +47,12 @@ _IN_CODE = re.compile(r"""
   | (?<![^\s;&|()])\#[^\n]*     # a comment, to the end of the line
 """, re.DOTALL | re.VERBOSE)
 _IN_DOUBLE = re.compile(r'\\.|"|\$\(|`', re.DOTALL)  # inside "...": ' and # are plain text
+# inside `...`: only the closing backquote counts. Bash finds it first and parses what is
+# between only when it runs the command (`bash -n` never does), so quotes there prove nothing.
+_IN_TICK = re.compile(r"\\.|`", re.DOTALL)
+
+
+_SCANNERS = {"dq": _IN_DOUBLE, "tick": _IN_TICK}
 
 
 def unclosed_quote(script: str) -> str | None:
@@ -55,7 +61,7 @@ def unclosed_quote(script: str) -> str | None:
         return None  # here-documents: quote characters in their bodies are plain text
     stack = ["top"]  # what each token is read in: top, cmd ($(), paren (inside it), tick, dq
     pos = 0
-    while match := (_IN_DOUBLE if stack[-1] == "dq" else _IN_CODE).search(script, pos):
+    while match := _SCANNERS.get(stack[-1], _IN_CODE).search(script, pos):
         token, pos = match.group(), match.end()
         if token[0] == "'" or token.startswith("$'"):
             if not (match.group(1) or match.group(2)):
