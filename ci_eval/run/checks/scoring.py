@@ -22,7 +22,6 @@ from __future__ import annotations
 import enum
 import os
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -237,7 +236,7 @@ class ChecksRun:
             else:
                 if state.gate is not None:
                     _open(state.gate)
-                state.process.started = time.monotonic()  # timed from the go, not the build
+                state.process.time_from_now()  # timed from the go, not the build
                 result = state.process.follow(self.task.checks_timeout)
             verdict = state.verdict.read()
             failure = read_failure(state.status.read(), result.launch_error)

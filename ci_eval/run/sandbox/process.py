@@ -184,6 +184,10 @@ class Running:
     started: float  # seconds are counted from here (checks prepared early: from their go)
     launched: bool
 
+    def time_from_now(self) -> None:
+        """Count the command's seconds from now on (checks prepared early: from their go)."""
+        self.started = time.monotonic()
+
     def begin(self) -> "Running | ProcessResult":
         """The command's pid known (a ProcessResult when it never started), registered for
         Ctrl-C, its output read."""
