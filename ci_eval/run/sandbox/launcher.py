@@ -38,7 +38,7 @@ BOOT = ("import json, sys\n"
         "config = json.loads(sys.argv[2])\n"
         "sys.path[:0] = config['path']\n"
         "from ci_eval.run.sandbox import launcher_program\n"
-        "launcher_program.serve(int(sys.argv[1]), config)\n")
+        "launcher_program.serve(int(sys.argv[1]))\n")
 LIVENESS_SECONDS = 1.0  # how often a start that takes long checks the launcher lives
 SOCKET_BUFFER = 4 * 1024 * 1024  # a request (argv, environment) is one message
 TITLE = "ci-eval-sandbox-launcher"  # its last argument: what ps shows it as

@@ -58,8 +58,7 @@ DEATH_EXIT = 137
 GATE_CLOSED = 0  # the gate closed without a go: the run did not need these checks
 
 
-def serve(sock_fd: int, config: dict) -> None:
-    del config  # where ci_eval is: BOOT put it on sys.path
+def serve(sock_fd: int) -> None:
     signal.signal(signal.SIGCHLD, _reap)
     sock = socket.socket(fileno=sock_fd)
     own = os.getpid()
