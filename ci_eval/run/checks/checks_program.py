@@ -1,8 +1,8 @@
 """Runs a task's checks.py so that its verdict is told apart from a crash, a kill or a forgery.
 
-It is started as `python -I -S path/to/checks_program.py VERDICT_FD CHECKS_PY SYS_PATH...`: by the
-harness where there is no sandbox, by the sandbox launcher (launcher_program.py, adding -B) inside
-the checks' sandbox. SYS_PATH is what `python -I` would have, given by the harness: no
+It is started as `python -I -S -B path/to/checks_program.py VERDICT_FD CHECKS_PY SYS_PATH...`
+(`command`): by the harness where there is no sandbox, by the sandbox launcher's fork
+(launcher_program.py) inside the checks' sandbox. SYS_PATH is what `python -I` would have, given by the harness: no
 site-packages scan, no .pth file run at start. Either way cwd = workspace and the
 workspace (and this file's folder) is off sys.path, so files the agent wrote cannot shadow
 ci_eval or the checks' imports; the checks' own folder is put first, as `python checks.py` would.
@@ -102,6 +102,14 @@ def _guard_process() -> None:
     libc = ctypes.CDLL(None)
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def command(verdict_fd: int, checks: str, sys_path: list[str]) -> list[str]:
+    """How this program is started, by the harness or by the sandbox launcher's fork: the path
+    `python -I` would have (given, since -S), and -B: no bytecode written beside checks.py's
+    own modules."""
+    return [sys.executable, "-I", "-S", "-B", os.path.abspath(__file__), str(verdict_fd), checks,
+            *sys_path]
 
 
 def main() -> int:

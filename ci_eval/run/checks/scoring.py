@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import enum
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ci_eval.run.checks import checks_program
 from ci_eval.run.checks.pytest_report import ReportError, read_report
 from ci_eval.run.checks.requirements import missing_requirements
 from ci_eval.run.sandbox import launcher
@@ -43,7 +43,6 @@ from ci_eval.run.sandbox.views import release_scratch
 from ci_eval.tasks.model import Task
 
 REASON_CAP = 1000
-RUN_CHECKS = Path(__file__).with_name("checks_program.py")
 REPORTS = "reports"
 MAX_REPORTS = 100
 
@@ -202,9 +201,8 @@ class ChecksRun:
         cwd = self.workspace.resolve()
         gate = None
         if view is None:
-            argv = unsandboxed_checks_argv(self.isolation, [
-                sys.executable, "-I", "-S", str(RUN_CHECKS), str(verdict.write_fd),
-                str(task.checks_path.resolve()), *checks_sys_path()])
+            argv = unsandboxed_checks_argv(self.isolation, checks_program.command(
+                verdict.write_fd, str(task.checks_path.resolve()), checks_sys_path()))
             started = start_process(argv, cwd=cwd, env=env, pipes=(verdict,))
         else:
             gated = self.held is not None

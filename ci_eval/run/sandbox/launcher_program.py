@@ -26,7 +26,8 @@ did, without starting a program or an interpreter:
               until the harness
               writes "g" on the gate (EOF instead: it exits, nothing run); then `exec`: exec
               the command; `checks`: exec `python -I -S -B checks_program.py VERDICT_FD
-              CHECKS_PY SYS_PATH...`, as the harness starts it where there is no sandbox: a
+              CHECKS_PY SYS_PATH...` (checks_program.command), as the harness starts it
+              where there is no sandbox: a
               fresh interpreter, so that every checks run draws its own string-hash seed and
               reads its locale and environment at its start (a checks.py run in a fork of this
               process would share one seed with every run of the invocation, and `verify`'s
@@ -203,8 +204,7 @@ def _grandchild(request: dict, status_fd: int, verdict_fd: int | None, gate_fd: 
         os._exit(GATE_CLOSED)
     argv = request["argv"]
     if request["mode"] == "checks":
-        argv = [sys.executable, "-I", "-S", "-B", checks_program.__file__, str(verdict_fd),
-                request["checks"], *request["sys_path"]]
+        argv = checks_program.command(verdict_fd, request["checks"], request["sys_path"])
         os.set_inheritable(verdict_fd, True)  # checks_program takes it off again first thing
     try:
         for name in ("SIGPIPE", "SIGXFSZ", "SIGINT"):  # as a fresh exec from a shell has them
