@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -170,19 +171,38 @@ def busybox_image(docker_engine):
     return build_busybox(docker_engine.docker)
 
 
+def cached_rootfs_is_tar() -> bool:
+    """The cache holds a real tar (an earlier build once left a directory under the .tar name)."""
+    return PYTHON_ROOTFS.is_file() and tarfile.is_tarfile(PYTHON_ROOTFS)
+
+
+def build_python_rootfs() -> None:
+    """mmdebstrap into a temporary name, then rename. The format is said explicitly: mmdebstrap
+    guesses it from the name's extension and takes an unknown one (".partial") for a directory."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    for stale in (PYTHON_ROOTFS, PYTHON_ROOTFS.with_name(PYTHON_ROOTFS.name + ".partial")):
+        if stale.is_dir() and not stale.is_symlink():
+            shutil.rmtree(stale)
+        else:
+            stale.unlink(missing_ok=True)
+    partial = PYTHON_ROOTFS.with_name(PYTHON_ROOTFS.name + ".partial")
+    subprocess.run(["mmdebstrap", "--variant=apt", "--format=tar",
+                    f"--include={PYTHON_PACKAGES}", "bookworm", str(partial)],
+                   check=True, capture_output=True, timeout=1800)
+    if not tarfile.is_tarfile(partial):
+        raise RuntimeError(f"mmdebstrap wrote no tar at {partial}")
+    partial.rename(PYTHON_ROOTFS)
+
+
 @pytest.fixture(scope="session")
 def python_image(docker_engine):
     """Debian bookworm with python3, pytest and PyYAML (mmdebstrap; the rootfs tar cached)."""
     if docker_engine.docker("image", "inspect", PYTHON, check=False).returncode == 0:
         return PYTHON
-    if not PYTHON_ROOTFS.is_file():
+    if not cached_rootfs_is_tar():
         if shutil.which("mmdebstrap") is None:
             pytest.skip("mmdebstrap is not installed (apt-get install mmdebstrap), and no "
                         f"cached rootfs at {PYTHON_ROOTFS}")
-        CACHE.mkdir(parents=True, exist_ok=True)
-        partial = PYTHON_ROOTFS.with_suffix(".partial")
-        subprocess.run(["mmdebstrap", "--variant=apt", f"--include={PYTHON_PACKAGES}",
-                        "bookworm", str(partial)], check=True, capture_output=True, timeout=1800)
-        partial.rename(PYTHON_ROOTFS)
+        build_python_rootfs()
     docker_engine.docker("import", str(PYTHON_ROOTFS), PYTHON)
     return PYTHON
