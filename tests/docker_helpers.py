@@ -15,6 +15,7 @@ bookworm with python3, pytest and PyYAML, ~3 min once: its rootfs tar is cached 
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import signal
@@ -171,27 +172,33 @@ def busybox_image(docker_engine):
     return build_busybox(docker_engine.docker)
 
 
-def cached_rootfs_is_tar() -> bool:
+def cached_rootfs_is_tar(rootfs: Path = PYTHON_ROOTFS) -> bool:
     """The cache holds a real tar (an earlier build once left a directory under the .tar name)."""
-    return PYTHON_ROOTFS.is_file() and tarfile.is_tarfile(PYTHON_ROOTFS)
+    return rootfs.is_file() and tarfile.is_tarfile(rootfs)
 
 
-def build_python_rootfs() -> None:
-    """mmdebstrap into a temporary name, then rename. The format is said explicitly: mmdebstrap
-    guesses it from the name's extension and takes an unknown one (".partial") for a directory."""
-    CACHE.mkdir(parents=True, exist_ok=True)
-    for stale in (PYTHON_ROOTFS, PYTHON_ROOTFS.with_name(PYTHON_ROOTFS.name + ".partial")):
-        if stale.is_dir() and not stale.is_symlink():
-            shutil.rmtree(stale)
-        else:
-            stale.unlink(missing_ok=True)
-    partial = PYTHON_ROOTFS.with_name(PYTHON_ROOTFS.name + ".partial")
-    subprocess.run(["mmdebstrap", "--variant=apt", "--format=tar",
-                    f"--include={PYTHON_PACKAGES}", "bookworm", str(partial)],
-                   check=True, capture_output=True, timeout=1800)
-    if not tarfile.is_tarfile(partial):
-        raise RuntimeError(f"mmdebstrap wrote no tar at {partial}")
-    partial.rename(PYTHON_ROOTFS)
+def build_python_rootfs(rootfs: Path = PYTHON_ROOTFS) -> None:
+    """mmdebstrap into a temporary name, then rename, under a file lock (each xdist worker and
+    each concurrent session may get here; the second finds the first's tar). The format is said
+    explicitly: mmdebstrap guesses it from the name's extension and takes an unknown one
+    (".partial") for a directory."""
+    rootfs.parent.mkdir(parents=True, exist_ok=True)
+    with open(rootfs.parent / ".python-rootfs.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if cached_rootfs_is_tar(rootfs):
+            return
+        if rootfs.is_dir() and not rootfs.is_symlink():
+            shutil.rmtree(rootfs)  # what the old .partial build left under the tar's name
+        partial = rootfs.with_name(f"{rootfs.name}.{os.getpid()}.partial")
+        try:
+            subprocess.run(["mmdebstrap", "--variant=apt", "--format=tar",
+                            f"--include={PYTHON_PACKAGES}", "bookworm", str(partial)],
+                           check=True, capture_output=True, timeout=1800)
+            if not tarfile.is_tarfile(partial):
+                raise RuntimeError(f"mmdebstrap wrote no tar at {partial}")
+            partial.replace(rootfs)
+        finally:
+            partial.unlink(missing_ok=True)
 
 
 @pytest.fixture(scope="session")
