@@ -7,7 +7,7 @@ rendered from:
 
     python scripts/demo_history.py /tmp/history --runs 24 --baseline /tmp/baseline.json
     ci-eval history site --history /tmp/history --baseline /tmp/baseline.json --out /tmp/site
-    chromium --headless --screenshot=docs/dashboard.png --window-size=1200,2400 /tmp/site/index.html
+    chromium --headless --screenshot=docs/dashboard.png --window-size=1100,1250 /tmp/site/index.html
 
 Deterministic for a given --seed. One task drifts down from the middle of the window, one gets
 3x more expensive at the same pass rate, two are flaky (pass rate 0.6); the others pass at 0.97

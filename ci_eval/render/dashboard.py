@@ -6,8 +6,8 @@ Built for the question "what got worse", from the run summaries of a history fol
 order (results/history.py: by date, then record time; runs are numbered #1 … #N in that order
 and every x axis uses that number, never the record time):
   - a tasks × runs grid: each cell a task's pass rate in one CI run; a cell is marked when it
-    is below what the task's own rate elsewhere makes likely (one-sided binomial test against
-    the rate of the task's other runs, p < CELL_ALPHA);
+    is below what the task's own rate so far makes likely (one-sided binomial test against the
+    rate of the task's earlier runs, p < CELL_ALPHA): the run where a task started to fail;
   - per task the change since the baseline: the last RECENT_RUNS runs that had the task, pooled,
     against its baseline.json gate value (or, without a baseline entry, against its own earlier
     runs), with the one-sided binomial p-value; the tasks that changed most first (clear drops,
@@ -139,7 +139,8 @@ def _baseline_index(task: str, baseline: Baseline | None, dates: list[str]) -> i
     return next((i for i, date in enumerate(dates, 1) if date > entry.recorded), None)
 
 
-def _cell(counts: tuple[int, int, int] | None, record: TaskRecord | None, rest: tuple[int, int]):
+def _cell(counts: tuple[int, int, int] | None, record: TaskRecord | None,
+          before: tuple[int, int]):
     if counts is None:
         return None if record is None else {"unreadable": True}
     passes, runs, errors = counts
@@ -149,9 +150,8 @@ def _cell(counts: tuple[int, int, int] | None, record: TaskRecord | None, rest: 
             "cost": _per_attempt(record.cost_usd, MAX_USD, attempts),
             "wall": _per_attempt(record.wall_seconds, MAX_SECONDS, attempts),
             "tokens": _per_attempt(record.tokens, MAX_TOKENS, attempts), "below": False}
-    if runs and rest[1]:
-        own = _smoothed(*rest)
-        cell["below"] = stats.binomial_tail(passes, runs, own) < CELL_ALPHA
+    if runs and before[1]:
+        cell["below"] = stats.binomial_tail(passes, runs, _smoothed(*before)) < CELL_ALPHA
     return cell
 
 
@@ -186,8 +186,11 @@ def _task_row(task: str, summaries: Sequence[RunSummary], baseline: Baseline | N
     counts = [_counts(r) for r in records]
     valid = [c for c in counts if c is not None]
     passes, runs = sum(c[0] for c in valid), sum(c[1] for c in valid)
-    cells = [_cell(c, r, (passes - (c[0] if c else 0), runs - (c[1] if c else 0)))
-             for c, r in zip(counts, records)]
+    cells, before = [], (0, 0)  # the task's passes and runs in the runs before this one
+    for c, r in zip(counts, records):
+        cells.append(_cell(c, r, before))
+        if c is not None:
+            before = (before[0] + c[0], before[1] + c[1])
     had = [(c[0], c[1]) for c in counts if c is not None and c[1]]
     recent, earlier = had[-RECENT_RUNS:], had[:-RECENT_RUNS]
     entry = baseline.entries.get(task) if baseline else None
