@@ -60,7 +60,7 @@ def test_a_drop_since_the_baseline_is_listed_first_and_noise_is_not():
             "task-003-one-fail": [5] * 9 + [4]}
     data = dashboard_data(history(rows), baseline=baseline_of(
         {"task-001-steady": (40, 40), "task-002-drops": (40, 40), "task-003-one-fail": (40, 40)}))
-    assert [row["task"] for row in data["tasks"]][0] == "task-002-drops"
+    assert data["tasks"][0]["task"] == "task-002-drops"
     tasks = by_task(data)
     drop = tasks["task-002-drops"]["change"]
     assert drop["verdict"] == "worse" and drop["reference"] == "baseline"

@@ -100,27 +100,36 @@ def test_links_in_code_are_left_alone_and_repo_files_are_rewritten():
 
 
 def test_the_command_reference_is_current():
-    done = subprocess.run([sys.executable, str(REPO / "scripts" / "command_reference.py"),
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "reference_pages.py"),
                            "--check"], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr + (
-        "\ndocs/reference/commands.md is stale: run python scripts/command_reference.py")
+        "\ndocs/reference/commands.md is stale: run python scripts/reference_pages.py")
 
 
 def test_the_staleness_check_can_fail(tmp_path, monkeypatch, capsys):
-    spec = importlib.util.spec_from_file_location("command_reference",
-                                                  REPO / "scripts" / "command_reference.py")
+    spec = importlib.util.spec_from_file_location("reference_pages",
+                                                  REPO / "scripts" / "reference_pages.py")
     reference = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(reference)
-    page = REPO / "docs" / "reference" / "commands.md"
-    stale = tmp_path / "docs" / "reference" / "commands.md"
-    stale.parent.mkdir(parents=True)
-    stale.write_text(page.read_text().replace("`--max-runs N`", "`--max-runs M`"))
+    pages = tmp_path / "docs" / "reference"
+    shutil.copytree(REPO / "docs" / "reference", pages)
     monkeypatch.setattr(reference, "REPO", tmp_path)
-    monkeypatch.setattr(reference, "PAGE", stale)
-    assert reference.main(["--check"]) == 1
-    assert "stale" in capsys.readouterr().err
-    # every command and subcommand has its section
-    text = page.read_text()
-    for heading in ("### `ci-eval run`", "#### `ci-eval history site`", "#### `ci-eval baseline "
-                    "update`", "`--baseline FILE`", "### `ci-eval propose-archive`"):
-        assert heading in text
+    monkeypatch.setattr(reference, "PAGES", pages)
+    assert reference.main(["--check"]) == 0
+    for name, old, new in (("commands.md", "`--max-runs N`", "`--max-runs M`"),
+                           ("formats.md", "| `tasks.KEY.passes` |", "| `tasks.KEY.passed` |")):
+        text = (pages / name).read_text()
+        assert old in text
+        (pages / name).write_text(text.replace(old, new))
+        assert reference.main(["--check"]) == 1
+        assert f"{name} is stale" in capsys.readouterr().err
+        (pages / name).write_text(text)
+    # every command and subcommand has its section, every schema its table
+    commands = (REPO / "docs" / "reference" / "commands.md").read_text()
+    for heading in ("### `ci-eval run`", "#### `ci-eval history site`",
+                    "#### `ci-eval baseline update`", "`--baseline FILE`",
+                    "### `ci-eval propose-archive`"):
+        assert heading in commands
+    formats = (REPO / "docs" / "reference" / "formats.md").read_text()
+    for name in ("baseline", "failure-log", "metadata", "rubric", "run-summary"):
+        assert f"## {name}\n" in formats
