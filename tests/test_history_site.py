@@ -195,3 +195,38 @@ def test_no_network_even_for_a_file_url():
 
     assert CSP.startswith("default-src 'none';") and "http" not in CSP
     assert os.path.isfile(REPO / "ci_eval" / "render" / "vendor" / "uplot" / "LICENSE")
+
+
+@needs_chromium
+def test_the_dashboard_of_a_history_recorded_through_the_cli(tmp_path, cli):
+    """A real history: a bundled task run through `ci-eval run` (reference, then noop), each
+    run recorded with `history record`, the baseline from the first run by `baseline update`.
+    The page names the drop, marks the agent change and the failing run, draws the recorded wall
+    time, and says that no cost was recorded."""
+    task = "task-015-changelog-unreleased-entry"
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "tasks" / task, root / "tasks" / task)
+    hist = tmp_path / "history"
+    for day, agent in ((1, "reference"), (2, "reference"), (3, "noop")):
+        ran = cli("run", "--root", root, "--agent", agent, "-k", "5", "-j", "2", "--fresh",
+                  timeout=600)
+        assert ran.returncode == 0, ran.stderr[-2000:]
+        if day == 1:
+            recorded = cli("baseline", "update", "--all", "--root", root, "--results", "results",
+                           "--date", "2026-11-01")
+            assert recorded.returncode == 0, recorded.stderr
+        done = cli("history", "record", "--root", root, "--results", "results", "--history",
+                   hist, "--date", f"2026-11-0{day}")
+        assert done.returncode == 0, done.stderr
+    site = cli("history", "site", "--root", root, "--history", hist, "--out", tmp_path / "out",
+               "--json")
+    assert site.returncode == 0, site.stderr
+    assert json.loads(site.stdout)["worse"] == 1
+    dom, console = chromium_dom(tmp_path / "out" / "index.html")
+    assert console == []
+    worse = section(dom, "What got worse since the baseline")
+    assert task in worse and "(10/15)" in worse and "worse" in worse
+    grid = section(dom, "Every task in every run")
+    assert ">B<" in grid and ">A<" in grid and ">!<" in grid
+    assert "No run in this history recorded a cost" in section(dom, "Cost per agent run")
+    assert "<svg" in section(dom, "Wall time per agent run")
