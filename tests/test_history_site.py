@@ -127,6 +127,11 @@ def test_empty_states_say_why(tmp_path, cli):
     assert "no baseline.json: each task is compared with its own earlier runs" in dom
     assert "No task has a baseline entry or earlier runs to compare with yet." in dom
     assert "No task is flaky by this rule." in dom and "<svg" not in dom
+    # the empty baseline.json that `ci-eval init` writes
+    (tmp_path / "baseline.json").write_text('{"schema_version": 3, "agent": null, "tasks": {}}')
+    assert run_site(cli, tmp_path, hist, tmp_path / "out").returncode == 0
+    dom, console = chromium_dom(tmp_path / "out" / "index.html")
+    assert console == [] and "the baseline has no entries yet" in dom
 
 
 @needs_chromium
