@@ -76,9 +76,10 @@ def _per_attempt(total: object, cap: float, attempts: int) -> float | None:
 
 
 def harness_digest(summary: RunSummary) -> str | None:
-    """The harness digest a run summary records (a string, or a mapping with "digest"), if any;
-    summaries written before harness provenance carry none."""
-    value = getattr(summary, "harness", None)
+    """The harness digest a run summary records (attribute `harness` or `harness_digest`: a
+    string, or a mapping with "digest"), if any; summaries written before harness provenance
+    carry none."""
+    value = getattr(summary, "harness", None) or getattr(summary, "harness_digest", None)
     if isinstance(value, Mapping):
         value = value.get("digest")
     return value[:MAX_DIGEST_CHARS] if isinstance(value, str) and value else None
