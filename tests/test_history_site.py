@@ -1,12 +1,15 @@
 """`ci-eval history site`: the dashboard page from a recorded history, rendered in a real
-headless chromium (Debian's): it draws its three charts and logs nothing to the console (a
-console line is a script error, a blocked fetch or a CSP violation); recorded strings stay
-text. The history is written by scripts/demo_history.py through ci-eval's own history code."""
+headless chromium (Debian's): it lays out what got worse (the drifted task first, the grid, the
+cost trend of the task that got dearer, the two flaky tasks and only them), draws its chart and
+logs nothing to the console (a console line is a script error, a blocked fetch or a CSP
+violation); recorded strings stay text; empty states say why. The history and its baseline are
+written by scripts/demo_history.py through ci-eval's own history and baseline code."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,12 +29,13 @@ HOSTILE = '</script><img src=x onerror="document.title=1">&amp;'
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """A repo root with an archived task, a 12-run history (one summary with a hostile agent
-    name) and the page `history site` wrote from it."""
+    """A repo root with an archived task, a baseline.json and a 12-run history (one summary
+    with a hostile agent name) and the page `history site` wrote from it."""
     root = tmp_path_factory.mktemp("site")
     hist = root / "history"
     made = subprocess.run([sys.executable, str(REPO / "scripts" / "demo_history.py"), str(hist),
-                           "--runs", "12", "--tasks", "6"], capture_output=True, text=True,
+                           "--runs", "12", "--tasks", "6", "--baseline", str(root / "baseline.json"),
+                           "--baseline-runs", "4"], capture_output=True, text=True,
                           timeout=60, check=False)
     assert made.returncode == 0, made.stderr
     last = history.load_history(hist)[-1]
@@ -65,13 +69,18 @@ def test_site_writes_one_offline_page(site, cli):
     done = run_site(cli, root, hist, out, "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert report == {"path": str(out / "index.html"), "runs": 13, "tasks": 6,
-                      "flaky": report["flaky"], "archived": 1} and report["flaky"] >= 1
+    assert report == {"path": str(out / "index.html"), "runs": 13, "tasks": 6, "worse": 1,
+                      "flaky": 2, "archived": 1, "baseline": str(root / "baseline.json")}
     page = (out / "index.html").read_text()
     assert "<script src" not in page and "<link" not in page  # everything inline
     assert "Content-Security-Policy" in page and "default-src 'none'" in page
     assert HOSTILE not in page and "\\u003c/script\\u003e\\u003cimg" in page  # escaped JSON
     assert "uPlot" in page and "task-099-old-thing" in page
+
+
+def section(dom: str, heading: str) -> str:
+    """The DOM from an <h2> to the next one."""
+    return dom.split(f"<h2>{heading}", 1)[1].split("<h2>", 1)[0]
 
 
 @needs_chromium
@@ -80,12 +89,52 @@ def test_dashboard_renders_in_chromium_without_console_lines(site, cli):
     assert run_site(cli, root, hist, out).returncode == 0
     dom, console = chromium_dom(out / "index.html")
     assert console == []
-    assert 'data-rendered="3"' in dom  # the three uPlot canvases were drawn
-    assert "task-001-parse-dates" in dom and "task-099-old-thing" in dom
+    assert 'data-rendered="1"' in dom  # the suite chart's uPlot canvas was drawn
+    # the drifted task (demo: task-002, down from the middle of the window) leads everything
+    worse = section(dom, "What got worse since the baseline")
+    assert worse.count("<tr>") == 2 and "task-002-fix-off-by-one" in worse and "worse" in worse
+    grid = section(dom, "Every task in every run")
+    rows = grid.split('<td class="name">')[1:]
+    assert len(rows) == 6 and rows[0].startswith("task-002-fix-off-by-one")
+    assert grid.count('class="since"') + grid.count(' since"') >= 5  # the baseline's edge per row
+    assert ">B<" in grid and ">A<" in grid  # baseline recorded; the hostile run's agent differs
+    assert "!" in rows[0]  # a run of the drifted task below its own rate
+    # the task that got 3x dearer leads the cost table
+    cost = section(dom, "Cost per agent run, per task")
+    assert cost.split("<td>", 1)[1].startswith("task-005-csv-quoting") and "×" in cost
+    flaky = section(dom, "Flaky tasks")
+    assert "task-003-rename-api" in flaky and "task-004-add-retry" in flaky
+    assert flaky.count("<tr>") == 3  # the two flaky demo tasks and the header: nothing else
     assert "Archived task-099-old-thing (10/10 pass, 8 months old)" in dom
-    assert "pass^k" in dom and "<td>" in dom
-    # the hostile agent name is a table cell's text, no element
-    assert "&lt;/script&gt;&lt;img src=x onerror=" in dom and "<img" not in dom
+    # the hostile agent name is text (a cell, a title), never an element (attribute values are
+    # blanked first: whether a serializer escapes < inside them varies between versions)
+    assert "&lt;/script&gt;&lt;img src=x onerror=" in dom
+    assert "<img" not in re.sub(r'="[^"]*"', '=""', dom)
+
+
+@needs_chromium
+def test_empty_states_say_why(tmp_path, cli):
+    """A history of runs that recorded no cost and no wall (the noop and reference agents'
+    results record wall; these summaries carry none), no baseline: sentences, no bare grid."""
+    hist = tmp_path / "h"
+    for day in (1, 2):
+        history.write_summary(hist, history.RunSummary(
+            date=f"2026-11-0{day}", recorded_at=f"2026-11-0{day}T10:00:00Z", commit=None,
+            agent="noop", ci_eval_version="0",
+            tasks={"task-001-x": history.TaskRecord("task-001-x", 3, 0, 0, 3)}))
+    assert run_site(cli, tmp_path, hist, tmp_path / "out").returncode == 0
+    dom, console = chromium_dom(tmp_path / "out" / "index.html")
+    assert console == []
+    assert "No run in this history recorded a cost" in section(dom, "Cost per agent run")
+    assert "recorded its wall time" in section(dom, "Wall time per agent run")
+    assert "no baseline.json: each task is compared with its own earlier runs" in dom
+    assert "No task has a baseline entry or earlier runs to compare with yet." in dom
+    assert "No task is flaky by this rule." in dom and "<svg" not in dom
+    # the empty baseline.json that `ci-eval init` writes
+    (tmp_path / "baseline.json").write_text('{"schema_version": 3, "agent": null, "tasks": {}}')
+    assert run_site(cli, tmp_path, hist, tmp_path / "out").returncode == 0
+    dom, console = chromium_dom(tmp_path / "out" / "index.html")
+    assert console == [] and "the baseline has no entries yet" in dom
 
 
 @needs_chromium
@@ -106,7 +155,8 @@ def test_an_empty_history_is_a_page_saying_so(tmp_path, cli):
     done = run_site(cli, tmp_path, tmp_path / "h", tmp_path / "out")
     assert done.returncode == 0, done.stderr
     assert "0 run(s), 0 task(s)" in done.stdout
-    assert "No run summaries recorded yet." in (tmp_path / "out" / "index.html").read_text()
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert "No run summaries recorded yet" in page and "No task has a recorded run yet" in page
 
 
 def test_bad_input(tmp_path, cli, assert_bad_input):
@@ -119,7 +169,31 @@ def test_bad_input(tmp_path, cli, assert_bad_input):
     (tmp_path / "h" / "notes.txt").unlink()
     (tmp_path / "file").write_text("x")
     assert_bad_input(run_site(cli, tmp_path, tmp_path / "h", tmp_path / "file"), "--out")
+    # a baseline that was named must exist; a broken one at the default path is bad input too
+    assert_bad_input(run_site(cli, tmp_path, tmp_path / "h", tmp_path / "out", "--baseline",
+                              "nope.json"), "nope.json", "baseline file not found")
+    (tmp_path / "baseline.json").write_text("{")
+    assert_bad_input(run_site(cli, tmp_path, tmp_path / "h", tmp_path / "out"), "baseline.json")
     assert not (tmp_path / "out").exists()
+
+
+def test_odd_numbers_in_a_history_file_do_not_crash_the_page(tmp_path, cli):
+    """Counts and usage far out of range (valid JSON, valid schema) are left out, not summed
+    into an overflow or a non-finite number the page's JSON cannot hold."""
+    (tmp_path / "h").mkdir()
+    huge = 10 ** 30
+    (tmp_path / "h" / "2026-11-01-001-no-commit.json").write_text(json.dumps({
+        "format": "ci-eval-run-summary", "schema_version": 1, "date": "2026-11-01",
+        "recorded_at": "2026-11-01T10:00:00Z", "commit": None, "agent": "x",
+        "ci_eval_version": "0", "tasks": {
+            "task-001-x": {"runs": huge, "passes": huge, "errors": huge, "requested": huge,
+                           "status": "pass"},
+            "task-002-y": {"runs": 5, "passes": 5, "errors": 0, "requested": 5, "status": "pass",
+                           "tokens": huge, "cost_usd": 1e308, "wall_seconds": 1.7e308}}}))
+    done = run_site(cli, tmp_path, tmp_path / "h", tmp_path / "out", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["tasks"] == 2
+    assert '"unreadable": true' in (tmp_path / "out" / "index.html").read_text()
 
 
 def test_no_network_even_for_a_file_url():
@@ -129,3 +203,38 @@ def test_no_network_even_for_a_file_url():
 
     assert CSP.startswith("default-src 'none';") and "http" not in CSP
     assert os.path.isfile(REPO / "ci_eval" / "render" / "vendor" / "uplot" / "LICENSE")
+
+
+@needs_chromium
+def test_the_dashboard_of_a_history_recorded_through_the_cli(tmp_path, cli):
+    """A real history: a bundled task run through `ci-eval run` (reference, then noop), each
+    run recorded with `history record`, the baseline from the first run by `baseline update`.
+    The page names the drop, marks the agent change and the failing run, draws the recorded wall
+    time, and says that no cost was recorded."""
+    task = "task-015-changelog-unreleased-entry"
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "tasks" / task, root / "tasks" / task)
+    hist = tmp_path / "history"
+    for day, agent in ((1, "reference"), (2, "reference"), (3, "noop")):
+        ran = cli("run", "--root", root, "--agent", agent, "-k", "5", "-j", "2", "--fresh",
+                  timeout=600)
+        assert ran.returncode == 0, ran.stderr[-2000:]
+        if day == 1:
+            recorded = cli("baseline", "update", "--all", "--root", root, "--results", "results",
+                           "--date", "2026-11-01")
+            assert recorded.returncode == 0, recorded.stderr
+        done = cli("history", "record", "--root", root, "--results", "results", "--history",
+                   hist, "--date", f"2026-11-0{day}")
+        assert done.returncode == 0, done.stderr
+    site = cli("history", "site", "--root", root, "--history", hist, "--out", tmp_path / "out",
+               "--json")
+    assert site.returncode == 0, site.stderr
+    assert json.loads(site.stdout)["worse"] == 1
+    dom, console = chromium_dom(tmp_path / "out" / "index.html")
+    assert console == []
+    worse = section(dom, "What got worse since the baseline")
+    assert task in worse and "(10/15)" in worse and "worse" in worse
+    grid = section(dom, "Every task in every run")
+    assert ">B<" in grid and ">A<" in grid and ">!<" in grid
+    assert "No run in this history recorded a cost" in section(dom, "Cost per agent run")
+    assert "<svg" in section(dom, "Wall time per agent run")

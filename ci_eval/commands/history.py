@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from ci_eval.cli_options import (
+    add_baseline_argument,
     add_history_argument,
     add_json_argument,
     add_repo_argument,
@@ -63,15 +64,19 @@ def add_parser(subparsers) -> None:
     site = sub.add_parser(
         "site",
         help="write the dashboard: a static, offline HTML page of the recorded runs",
-        description="Write OUT/index.html from the run summaries in --history: the suite's "
-        "and each task's pass rate per CI run, cost and wall time per run, flaky tasks (pass@k "
-        "against pass^k over the window) and the archived tasks (archive/ under --root). One "
-        "self-contained file: the charting library (uPlot, vendored) and the data are inlined, "
-        "and it loads nothing from the network. Every file in the history folder must be a "
-        "valid summary. Exit 0, 2 on bad input.",
+        description="Write OUT/index.html from the run summaries in --history, built to find "
+        "what got worse: the tasks that changed most since the baseline first, a tasks x runs "
+        "grid with the baseline and harness changes marked, per-task cost and wall trends, "
+        "flaky tasks judged against their own rate, and the archived tasks (archive/ under "
+        "--root). One self-contained file: the charting library (uPlot, vendored) and the data "
+        "are inlined, and it loads nothing from the network. Every file in the history folder "
+        "must be a valid summary. Exit 0, 2 on bad input. See docs/gate.md.",
     )
     add_root_argument(site)
     add_history_argument(site)
+    add_baseline_argument(site, "baseline file the runs are compared with, relative to --root "
+                          "(default baseline.json; when that is absent, each task is compared "
+                          "with its own earlier runs; a named file must exist)")
     site.add_argument("--out", required=True, metavar="DIR",
                       help="folder to write index.html into (created if missing; relative to "
                       "the current folder)")
@@ -200,23 +205,31 @@ def run_site(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ci_eval.output import ensure_dir, write_atomic
-    from ci_eval.render.site import read_library, render_site, site_data
+    from ci_eval.render.dashboard import dashboard_data
+    from ci_eval.render.site import read_library, render_site
     from ci_eval.results.history import load_history
     from ci_eval.verdict.archive import archived_tasks
+    from ci_eval.verdict.baseline import baseline_path, load_baseline
 
     folder = history_dir(args)
     summaries = load_history(folder, missing_ok=args.history is None)
-    data = site_data(summaries, archived_tasks(Path(args.root)))
+    path = baseline_path(Path(args.root), args.baseline)
+    named = args.baseline is not None or path.exists() or path.is_symlink()
+    baseline = load_baseline(path) if named else None
+    data = dashboard_data(summaries, baseline=baseline, archived=archived_tasks(Path(args.root)))
     out = ensure_dir(Path(args.out), field="--out")
     page = out / "index.html"
     write_atomic(page, render_site(data, read_library(), title=args.title), field="--out")
+    counts = {"runs": len(data["runs"]), "tasks": len(data["tasks"]),
+              "worse": sum(1 for t in data["tasks"] if t["change"]["verdict"] == "worse"),
+              "flaky": len(data["flaky"]), "archived": len(data["archived"])}
     if args.json:
-        print(json.dumps({"path": str(page), "runs": len(data["runs"]),
-                          "tasks": len(data["tasks"]), "flaky": len(data["flaky"]),
-                          "archived": len(data["archived"])}, indent=2))
+        print(json.dumps({"path": str(page), **counts,
+                          "baseline": str(path) if baseline else None}, indent=2))
         return 0
-    print(f"wrote {page}: {len(data['runs'])} run(s), {len(data['tasks'])} task(s), "
-          f"{len(data['flaky'])} flaky, {len(data['archived'])} archived")
+    print(f"wrote {page}: {counts['runs']} run(s), {counts['tasks']} task(s), "
+          f"{counts['worse']} worse since the baseline, {counts['flaky']} flaky, "
+          f"{counts['archived']} archived")
     return 0
 
 

@@ -47,6 +47,32 @@ def wilson_interval(passes: int, runs: int, z: float = 1.959963984540054) -> tup
     return (low, high)
 
 
+EXACT_BINOMIAL_LIMIT = 5000  # trials up to which binomial_tail sums the exact terms
+
+
+def binomial_tail(successes: int, trials: int, p: float, *, upper: bool = False) -> float:
+    """P(X <= successes), or P(X >= successes) when upper, for X ~ Binomial(trials, p): the
+    one-sided binomial test of `successes` against the rate p. Exact (the terms summed in log
+    space) up to EXACT_BINOMIAL_LIMIT trials, beyond that the normal approximation with the
+    continuity correction."""
+    if not 0 <= successes <= trials or not 0.0 <= p <= 1.0:
+        raise ValueError(f"binomial tail needs 0 <= {successes} <= {trials} and 0 <= p <= 1")
+    if upper:
+        return binomial_tail(trials - successes, trials, 1.0 - p)
+    if successes == trials or p == 0.0:
+        return 1.0
+    if p == 1.0:
+        return 0.0
+    if trials > EXACT_BINOMIAL_LIMIT:
+        sd = math.sqrt(trials * p * (1.0 - p))
+        return 0.5 * math.erfc(-(successes + 0.5 - trials * p) / (sd * math.sqrt(2)))
+    log_p, log_q, whole = math.log(p), math.log1p(-p), math.lgamma(trials + 1)
+    logs = [whole - math.lgamma(i + 1) - math.lgamma(trials - i + 1) + i * log_p
+            + (trials - i) * log_q for i in range(successes + 1)]
+    top = max(logs)
+    return min(1.0, math.exp(top) * math.fsum(math.exp(v - top) for v in logs))
+
+
 def percentile(values: list[float], q: float) -> float | None:
     """Nearest-rank percentile (q in 0..100); None for no values."""
     if not values:
