@@ -67,6 +67,13 @@ class MiniSweAgent(Preset):
                                   **LITELLM_OFFLINE})
 
 
+    def harness_defaults(self, extra_args, read_text):
+        """The config file the entry's args name (`-c FILE`, `--config FILE`): a repo path."""
+        named = [value for flag, value in zip(extra_args, extra_args[1:])
+                 if flag in ("-c", "--config")]
+        named += [a.split("=", 1)[1] for a in extra_args if a.startswith("--config=")]
+        return tuple(n for n in named if n.endswith((".yaml", ".yml")) and "/" != n[:1])
+
     def gateway_env(self, base_url, model):
         return litellm_base_url_env(base_url, model)
 
