@@ -299,3 +299,16 @@ def _repo_text(root: Path, name: str) -> str | None:
     except UntrustedFile:
         return None
     return data.decode("utf-8", errors="replace") if data is not None else None
+
+
+def harness_problems(agents: Iterable[Any], root: Path, repo_states: list[tuple[str, Path]],
+                     config_path: Path | str) -> list[str]:
+    """`ci-eval validate`: each configured agent's harness collected and checked against the
+    tasks' repo-states; one line per agent whose harness is refused."""
+    problems = []
+    for agent in agents:
+        try:
+            task_conflicts(agent_harness(agent, root, config_path=config_path), repo_states)
+        except UserError as exc:
+            problems.append(str(exc))
+    return problems

@@ -272,9 +272,12 @@ def run(args: argparse.Namespace) -> int:
     compared, shards = merge_shard_folders(results_dir)
     if shards:
         print(f"ci-eval: merged {shards} shard folder(s) into {compared}", file=sys.stderr)
+    from ci_eval.agents.harness_of import harness_files_of
+
     verdict = build_verdict(root, compared, args.baseline, k=args.k,
                             allow_agent_mismatch=args.allow_agent_mismatch,
-                            rules=load_config(root).gate, allow_empty=plan is not None)
+                            rules=load_config(root).gate, allow_empty=plan is not None,
+                            harness_of=harness_files_of(root))
     incomplete = False
     if plan:
         links = {i: jobs[i].url if i in jobs else ctx.run_url for i in planned

@@ -159,9 +159,10 @@ def _harness(agent, tasks, root):
     named on stderr: which files make up the agent of this run is never silent."""
     import sys
 
+    from ci_eval.agents.config_file import CONFIG_FILE, config_path
     from ci_eval.agents.harness import agent_harness, task_conflicts
 
-    harness = agent_harness(agent, root, config_path=root / "ci-eval.yaml")
+    harness = agent_harness(agent, root, config_path=config_path(root) or root / CONFIG_FILE)
     task_conflicts(harness, [(t.id, t.repo_state) for t in tasks])
     print(f"ci-eval: agent {agent.identity}: {harness.describe()}", file=sys.stderr)
     return harness

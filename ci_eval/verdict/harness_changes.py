@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 EMPTY_HARNESS_DIGEST = hashlib.sha256(b"").hexdigest()
 BASELINE_FILES_CAP = 200  # file digests a baseline keeps; more: the harness digest alone
@@ -73,3 +74,52 @@ def changes_line(old: Mapping[str, str] | None, old_digest: str | None,
     more = len(changes) - CHANGES_SHOWN
     shown = ", ".join(changes[:CHANGES_SHOWN]) + (f" and {more} more" if more > 0 else "")
     return f"harness changed since the baseline: {shown}"
+
+
+@dataclass(frozen=True)
+class HarnessRecord:
+    """baseline.json's `harness`: the digest the gate values were recorded with, and each file's
+    digest (None when more than BASELINE_FILES_CAP, or not known)."""
+
+    digest: str
+    files: Mapping[str, str] | None = None
+
+    def to_json(self) -> dict:
+        return {"digest": self.digest,
+                "files": dict(sorted(self.files.items())) if self.files is not None else None}
+
+    @classmethod
+    def from_json(cls, raw: dict) -> HarnessRecord:
+        return cls(raw["digest"], raw.get("files"))
+
+
+def recorded_harness(digests: set[str], files: Mapping[str, str] | None
+                     ) -> tuple[HarnessRecord | None, str]:
+    """What `baseline update` records from the results' harness digests and the repo's harness
+    files now: the one digest, with the files when they are the ones it was taken over (and not
+    too many); none when the results hold runs of several harnesses (and a note why)."""
+    if not digests:
+        return None, ""
+    if len(digests) > 1:
+        return None, (f"note: the results hold runs of {len(digests)} different harnesses; the "
+                      "baseline records no harness (run all tasks with one)")
+    digest = next(iter(digests))
+    if files is None or harness_digest(files) != digest or len(files) > BASELINE_FILES_CAP:
+        return HarnessRecord(digest), ""
+    return HarnessRecord(digest, dict(files)), ""
+
+
+def changes_note(record: HarnessRecord | None, digests: set[str],
+                 files: Mapping[str, str] | None) -> str:
+    """compare's line about the harness against the baseline's record ("" when there is no
+    record, or the results' one harness is the baseline's)."""
+    if record is None or not digests:
+        return ""
+    if len(digests) > 1:
+        return (f"harness: the results hold runs of {len(digests)} different harnesses (the "
+                "baseline's is one of them)" if record.digest in digests else
+                f"harness changed since the baseline: the results hold runs of {len(digests)} "
+                "different harnesses")
+    digest = next(iter(digests))
+    current = files if files is not None and harness_digest(files) == digest else None
+    return changes_line(record.files, record.digest, current, digest)
