@@ -40,6 +40,7 @@ SKIPPED_FOLDERS = (".git", "__pycache__")
 ANSWER_FOLDERS = ("tasks", ARCHIVE_DIR)
 ENTRY_KEYS = ("path", "home")
 WORKSPACE, HOME = "workspace", "home"
+LISTED = 20  # files a run's header names
 
 
 @dataclass(frozen=True)
@@ -86,8 +87,10 @@ class Harness:
         if not self.entries:
             return f"harness: none ({self.source})"
         size = sum(f.size for f in self.files)
-        return (f"harness ({self.source}): {', '.join(str(e) for e in self.entries)} "
-                f"({len(self.files)} file(s), {size} bytes, digest {self.digest[:12]})")
+        names = [f.key if f.place == WORKSPACE else f"{f.key} (~/{f.dest})" for f in self.files]
+        more = f" and {len(names) - LISTED} more" if len(names) > LISTED else ""
+        return (f"harness ({self.source}; {len(self.files)} file(s), {size} bytes, digest "
+                f"{self.digest[:12]}): {', '.join(names[:LISTED])}{more}")
 
 
 def no_harness(root: Path) -> Harness:
