@@ -323,3 +323,26 @@ def test_removing_the_rule_is_a_regression_that_names_claude_md(repo_root, make_
     assert "harness changed since the baseline: CLAUDE.md modified" in compared.stdout
     markdown = cli("compare", "--format", "markdown", cwd=repo_root)
     assert "harness changed since the baseline: CLAUDE.md modified" in markdown.stdout
+
+
+# --- init -------------------------------------------------------------------------------------------
+
+
+def test_init_writes_the_repos_harness_for_the_preset_and_names_it(tmp_path, cli):
+    _write(tmp_path, {"CLAUDE.md": "rule", ".claude/settings.json": "{}", "AGENTS.md": "codex"})
+    ran = cli("init", "--agent", "claude-code", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    config = (tmp_path / "ci-eval.yaml").read_text()
+    assert "agents:\n  claude-code:\n    preset: claude-code\n    harness:\n      - CLAUDE.md\n" \
+           "      - .claude\n" in config
+    assert "Your agent is the claude-code tool plus its harness: CLAUDE.md, .claude" in ran.stdout
+    assert "AGENTS.md" not in config  # codex's file, not Claude Code's
+    assert cli("validate", cwd=tmp_path).returncode == 0
+
+
+def test_init_without_harness_files_says_where_it_looked(tmp_path, cli):
+    ran = cli("init", "--agent", "codex", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    assert "harness:" not in (tmp_path / "ci-eval.yaml").read_text().replace("# harness", "")
+    assert "No harness files found (looked for AGENTS.md, AGENTS.override.md, .codex)" in \
+        " ".join(ran.stdout.split())
