@@ -155,16 +155,13 @@ def run(args) -> int:
 
 
 def _harness(agent, tasks, root):
-    """The agent's harness (agents/harness.py), checked against the tasks' repo-states, and
-    named on stderr: which files make up the agent of this run is never silent."""
-    import sys
-
+    """The agent's harness (agents/harness.py), checked against the tasks' repo-states (named
+    on stderr when the runs start: which files make up the agent is never silent)."""
     from ci_eval.agents.config_file import CONFIG_FILE, config_path
     from ci_eval.agents.harness import agent_harness, task_conflicts
 
     harness = agent_harness(agent, root, config_path=config_path(root) or root / CONFIG_FILE)
     task_conflicts(harness, [(t.id, t.repo_state) for t in tasks])
-    print(f"ci-eval: agent {agent.identity}: {harness.describe()}", file=sys.stderr)
     return harness
 
 
@@ -280,6 +277,8 @@ def _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed,
     from ci_eval.run.workspace.build import make_runs_base, remove_tree
 
     started = time.monotonic()
+    if harness is not None and not agent.builtin:
+        print(f"ci-eval: agent {agent.identity}: {harness.describe()}", file=sys.stderr)
     iso = isolation.detect()
     for notice in iso.notices:
         print(f"ci-eval: NOTICE: {notice}", file=sys.stderr)
