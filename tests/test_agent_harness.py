@@ -211,9 +211,11 @@ def test_a_command_agent_runs_from_its_harness_folder_with_its_siblings(repo_roo
     assert "harness (declared in ci-eval.yaml; 2 file(s)" in ran.stderr
     assert "agent/helpers.py, agent/main.py" in ran.stderr
     (record,) = _records(repo_root)
-    # the read-only copy refuses the write at its end: the agent exits non-zero, the checks pass
     assert record["status"] == "pass", record["reason"]
-    assert record["agent_exit_code"] != 0 and "ermission" in record["reason"]
+    if record["isolation"].startswith("agent-sandbox"):
+        # the sandbox shows the copy read-only: the write at its end fails (the checks pass)
+        assert record["agent_exit_code"] != 0
+        assert "ermission" in record["reason"] or "ead-only" in record["reason"]
     assert "agent/" not in record["diff"] and "answer.txt" in record["diff"]
     assert record["harness"] == agent_harness(
         AgentConfig("mine", None, harness=(HarnessEntry("agent"),)), repo_root).digest
@@ -346,3 +348,79 @@ def test_init_without_harness_files_says_where_it_looked(tmp_path, cli):
     assert "harness:" not in (tmp_path / "ci-eval.yaml").read_text().replace("# harness", "")
     assert "No harness files found (looked for AGENTS.md, AGENTS.override.md, .codex)" in \
         " ".join(ran.stdout.split())
+
+
+# --- what is recorded: baseline.json and results lines ------------------------------------------
+
+
+def test_baseline_keeps_the_harness_and_refuses_a_bad_one(tmp_path):
+    from ci_eval.verdict.baseline import Baseline, dumps_baseline, parse_baseline
+
+    files = {"CLAUDE.md": "a" * 64, ".claude/settings.json": "b" * 64}
+    baseline = Baseline(agent="claude", harness=HarnessRecord(harness_digest(files), files))
+    data = json.loads(dumps_baseline(baseline))
+    assert data["harness"] == {"digest": harness_digest(files),
+                               "files": {".claude/settings.json": "b" * 64, "CLAUDE.md": "a" * 64}}
+    assert parse_baseline(data).harness == baseline.harness
+    assert "harness" not in json.loads(dumps_baseline(Baseline(agent="x")))
+    for bad in ({"digest": "nothex"}, {"files": {}},
+                {"digest": "a" * 64, "files": {f"f{i}": "a" * 64 for i in range(201)}}):
+        with pytest.raises(UserError, match="harness"):
+            parse_baseline({**data, "harness": bad}, "baseline.json")
+
+
+def test_a_results_line_with_a_bad_harness_digest_is_refused_naming_the_line(tmp_path):
+    from ci_eval.results.records import check_record
+
+    record = {"task": "task-001-x", "run": 1, "status": "pass", "passed": True, "agent": "a",
+              "harness": "a" * 64}
+    path = tmp_path / "task-001-x.jsonl"
+    assert check_record(record, path, 1) == record
+    assert check_record({**record, "harness": None}, path, 1)
+    for bad in ("A" * 64, "a" * 63, 7):
+        with pytest.raises(UserError) as caught:
+            check_record({**record, "harness": bad}, path, 3)
+        assert "task-001-x.jsonl:3: harness: expected a sha256 digest" in str(caught.value)
+
+
+# --- taking the harness back: what the agent did to it --------------------------------------------
+
+
+def test_taking_back_names_every_kind_of_change_and_removes_only_the_harness(tmp_path):
+    from ci_eval.run.workspace.harness_files import lay_copy, lay_home, lay_workspace, take_back
+
+    repo, workspace = tmp_path / "repo", tmp_path / "ws"
+    _write(repo, {"a.md": "a", "b.md": "b", "c.md": "c", "d/e.md": "e", "f.sh": "f",
+                  "g.md": "g", "home-skill/s.md": "s"})
+    os.chmod(repo / "f.sh", 0o755)
+    os.symlink("a.md", repo / "link")
+    harness = collect_harness(parse_harness(["a.md", "b.md", "c.md", "d", "f.sh", "g.md", "link",
+                                             {"path": "home-skill", "home": ".x/skills"}],
+                                            "c", "h"), repo)
+    _write(workspace, {"task-file.txt": "mine"})
+    lay_workspace(harness, workspace)
+    assert (workspace / "link").readlink() == Path("a.md") and os.access(workspace / "f.sh",
+                                                                          os.X_OK)
+    home = tmp_path / "home"
+    _write(home, {".x/skills/s.md": "the preset's"})
+    lay_home(harness, home)
+    assert (home / ".x/skills/s.md").read_text() == "s"
+    copy = lay_copy(harness, tmp_path / "copy")
+    assert (copy / "d/e.md").read_text() == "e" and (copy / "d/e.md").stat().st_mode & 0o777 == 0o444
+    assert (copy / "f.sh").stat().st_mode & 0o777 == 0o555
+    with pytest.raises(Exception, match="already holds a.md"):
+        lay_workspace(harness, workspace)
+    (workspace / "a.md").write_text("changed")
+    (workspace / "b.md").unlink()
+    (workspace / "c.md").unlink()
+    (workspace / "c.md").mkdir()
+    (workspace / "c.md" / "inner").write_text("x")
+    os.chmod(workspace / "f.sh", 0o644)
+    (workspace / "link").unlink()
+    os.symlink("/etc/passwd", workspace / "link")
+    (workspace / "d" / "new.md").write_text("the agent's own")
+    assert take_back(harness, workspace) == ["a.md modified", "b.md removed",
+                                             "c.md replaced by a folder", "f.sh modified",
+                                             "link link changed"]
+    remaining = sorted(str(p.relative_to(workspace)) for p in workspace.rglob("*"))
+    assert remaining == ["d", "d/new.md", "task-file.txt"]  # the agent's new file is its work
