@@ -120,3 +120,28 @@ def test_codex_gets_agents_md(cli_bins, tmp_path, cli):
         _run(cli, root, cli_bins, "codex", "OPENAI_API_KEY", "-k", "1")
         (record,) = _records(root)
         assert record["status"] == "fail", record["reason"]
+
+
+@pytest.mark.parametrize("preset, program, model, key, suffix, files", [
+    ("gemini", "gemini", "gemini-2.5-pro", "GEMINI_API_KEY", "",
+     {"GEMINI.md": f"# Rules\n\n{MARKER}: digits only.\n"}),
+    # aider sends the files its .aider.conf.yml `read:` names (read-only) with the request
+    ("aider", "aider", "anthropic/claude-sonnet-4-20250514", "ANTHROPIC_API_KEY", "",
+     {".aider.conf.yml": "read: [CONVENTIONS.md]\n",
+      "CONVENTIONS.md": f"# Conventions\n\n{MARKER}: digits only.\n"}),
+])
+def test_gemini_and_aider_get_their_project_files(cli_bins, tmp_path, cli, preset, program, model,
+                                                  key, suffix, files):
+    root = _repo(tmp_path / "repo", files)
+    with fake_models.FakeModelServer("solve", marker=MARKER) as fake:
+        _config(root, preset, model, f"{fake.url}{suffix}")
+        ran = _run(cli, root, cli_bins, program, key, "-k", "1")
+        assert f"the {preset} preset's defaults; {len(files)} file(s)" in ran.stderr, \
+            ran.stderr[-2000:]
+        (record,) = _records(root)
+        assert record["status"] == "pass", record["reason"]
+        assert not any(name in record["diff"] for name in files)
+        _config(root, preset, model, f"{fake.url}{suffix}", harness=[])
+        _run(cli, root, cli_bins, program, key, "-k", "1")
+        (record,) = _records(root)
+        assert record["status"] == "fail", record["reason"]
