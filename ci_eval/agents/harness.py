@@ -283,7 +283,7 @@ def agent_harness(agent: Any, root: Path, *, config_path: Path | str = "ci-eval.
                                config_path=config_path, where=where)
     if not agent.preset:
         return Harness(root, source="a command agent: declare harness: in ci-eval.yaml")
-    names = PRESETS[agent.preset].harness_defaults(agent.args, lambda name: _repo_text(root, name))
+    names = PRESETS[agent.preset].harness_defaults(agent.args, lambda name: repo_text(root, name))
     entries = []
     for name in dict.fromkeys(names):
         try:
@@ -296,7 +296,8 @@ def agent_harness(agent: Any, root: Path, *, config_path: Path | str = "ci-eval.
                            config_path=config_path, where=f"{where} (default)")
 
 
-def _repo_text(root: Path, name: str) -> str | None:
+def repo_text(root: Path, name: str) -> str | None:
+    """A repo file's text for a preset's defaults (capped, never through a link), or None."""
     try:
         data = read_capped(Path(root) / name, READ_CAP_BYTES)
     except UntrustedFile:

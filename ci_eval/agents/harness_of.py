@@ -5,8 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ci_eval.agents.config_file import CONFIG_FILE, config_path, load_config, resolve_agent
-from ci_eval.agents.harness import agent_harness
+from ci_eval.agents.config_file import (
+    CONFIG_FILE,
+    CONFIG_NAMES,
+    config_path,
+    load_config,
+    resolve_agent,
+)
+from ci_eval.agents.harness import agent_harness, repo_text
+from ci_eval.agents.presets import PRESETS
 from ci_eval.errors import UserError
 from ci_eval.verdict.harness_changes import harness_digest
 
@@ -47,3 +54,33 @@ def recorded_harness_line(root: Path, identity: str, digest: str) -> str:
         return f"harness {digest[:12]}: {', '.join(names[:FILES_LISTED])}{more}"
     now = f"{harness_digest(files)[:12]} now" if files is not None else "not known now"
     return f"harness {digest[:12]} (the repo's harness of this agent is {now}: files not listed)"
+
+
+ALWAYS_WATCHED = ("tasks", ".github/workflows", "action.yml")
+
+
+def watched_paths(root: Path, baseline_file: str) -> list[str] | None:
+    """What the verdict of the default agent depends on in the repo: its harness as declared
+    (or every file its preset reads, present or not: a PR adding or deleting one changes the
+    harness), tasks/, the config file, the baseline, the workflows. None when it cannot be
+    told (no default agent, a command agent without `harness:`, a config refused): then
+    everything runs."""
+    root = Path(root)
+    try:
+        config = load_config(root)
+        if not config.default_agent:
+            return None
+        agent = resolve_agent(config, config.default_agent, None)
+    except UserError:
+        return None
+    if agent.harness is not None:
+        harness = [entry.path for entry in agent.harness]
+    elif agent.preset:
+        harness = list(PRESETS[agent.preset].harness_defaults(agent.args,
+                                                              lambda name: repo_text(root, name)))
+    elif agent.builtin:
+        harness = []
+    else:
+        return None
+    return [*harness, *CONFIG_NAMES, baseline_file, *ALWAYS_WATCHED]
+

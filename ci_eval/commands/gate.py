@@ -75,6 +75,10 @@ def add_parser(subparsers) -> None:
                         "column (a trend of each task's last runs) and the step summary two "
                         "mermaid charts (the suite's pass rate and cost over the last runs and "
                         "this one); relative to --root")
+    parser.add_argument("--idle", metavar="REASON",
+                        help="the plan job's output `idle`: the pull request changes nothing "
+                        "the verdict depends on, no shard ran; post REASON as the comment's one "
+                        "line and pass")
     parser.add_argument("--plan", metavar="JSON",
                         help="the plan job's output `plan` ({\"of\": N, \"shards\": {...}}): a "
                         "planned shard whose RESULTS/shard-I/ is missing (its job died before "
@@ -252,6 +256,15 @@ def run(args: argparse.Namespace) -> int:
     root = Path(args.root)
     marker_for(args.comment_key)  # a bad key is bad input before anything is posted
     commit = context.footer_commit(args.commit, ctx.sha, root)
+    if args.idle and not (args.plan_result and args.plan_result != "success"):
+        actions.notice(args.idle, title="ci-eval")
+        url = publish(no_verdict.render_idle(args.idle, run_url=ctx.run_url, commit=commit),
+                      ctx, args, failed=False, changed=False)
+        if os.environ.get("GITHUB_OUTPUT"):
+            actions.set_outputs({"verdict": "pass", "regressed": "0", "failed": "0",
+                                 "exit-code": "0", "comment-url": url})
+        print(f"PASS ci-eval: {args.idle}", file=sys.stderr)
+        return 0
     if args.plan_result and args.plan_result != "success":
         return fail_without_verdict(
             no_verdict.render_plan_failed(args.plan_result, run_url=ctx.run_url, commit=commit),
