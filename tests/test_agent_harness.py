@@ -424,3 +424,39 @@ def test_taking_back_names_every_kind_of_change_and_removes_only_the_harness(tmp
                                              "link link changed"]
     remaining = sorted(str(p.relative_to(workspace)) for p in workspace.rglob("*"))
     assert remaining == ["d", "d/new.md", "task-file.txt"]  # the agent's new file is its work
+
+
+# --- a PR that changes nothing the verdict depends on ---------------------------------------------
+
+
+def test_which_changes_can_change_the_verdict():
+    from ci_eval.verdict.relevance import idle_reason, relevant_changes
+
+    watched = ["CLAUDE.md", ".claude", "tasks", "ci-eval.yaml", "baseline.json",
+               ".github/workflows"]
+    assert relevant_changes(["README.md", "src/x.py", "CLAUDE.md.bak", ".claudex"], watched) == []
+    assert relevant_changes(["README.md", ".claude/skills/a/SKILL.md", "tasks/task-001-x/p.md",
+                             ".github/workflows/eval.yml", "CLAUDE.md"], watched) == [
+        ".claude/skills/a/SKILL.md", ".github/workflows/eval.yml", "CLAUDE.md",
+        "tasks/task-001-x/p.md"]
+    line = idle_reason([f"doc{i}.md" for i in range(7)])
+    assert line.startswith("no agent run: this pull request changes nothing the verdict depends")
+    assert line.endswith("it changes doc0.md, doc1.md, doc2.md, doc3.md, doc4.md and 2 more")
+
+
+def test_what_the_default_agents_verdict_depends_on(tmp_path):
+    from ci_eval.agents.harness_of import watched_paths
+
+    assert watched_paths(tmp_path, "baseline.json") is None  # no default agent: run everything
+    (tmp_path / "ci-eval.yaml").write_text(json.dumps({"default_agent": "claude", "agents": {
+        "claude": {"preset": "claude-code"}}}))
+    watched = watched_paths(tmp_path, "baseline.json")
+    # the preset's files whether or not the repo holds them: a PR adding CLAUDE.md changes it
+    assert {"CLAUDE.md", ".claude", ".mcp.json", "tasks", "ci-eval.yaml", "baseline.json",
+            ".github/workflows"} <= set(watched)
+    (tmp_path / "ci-eval.yaml").write_text(json.dumps({"default_agent": "mine", "agents": {
+        "mine": {"command": ["python3", "bot.py"]}}}))
+    assert watched_paths(tmp_path, "baseline.json") is None  # a command agent without harness:
+    (tmp_path / "ci-eval.yaml").write_text(json.dumps({"default_agent": "mine", "agents": {
+        "mine": {"command": ["python3", "agent/main.py"], "harness": ["agent"]}}}))
+    assert "agent" in watched_paths(tmp_path, "baseline.json")
