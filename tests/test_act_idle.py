@@ -22,7 +22,7 @@ from ci_eval.render.compare import COMMENT_MARKER
 api = act_helpers.api  # the loopback GitHub fixture, shared by the act tests
 
 SOLUTION = (REPO_ROOT / "ci_eval" / "templates" / "task" / "solution" / "solve.sh").read_text()
-FIX = re.search(r"<<'PY'\n(.*?)^PY$", SOLUTION, re.S | re.M).group(1)
+FIX = re.search(r"<<'PY'\n(.*?)^PY$", SOLUTION, re.DOTALL | re.MULTILINE).group(1)
 # The team's agent: it makes the known-good change only when CLAUDE.md's rule reaches it.
 BOT = f"""\
 import os

@@ -138,8 +138,12 @@ def test_a_harness_over_its_cap_is_refused(tmp_path, monkeypatch):
 
     _write(tmp_path, {f"agent/f{i}.py": "x" for i in range(6)})
     monkeypatch.setattr(harness_module, "MAX_FILES", 5)
-    with pytest.raises(UserError, match="over its cap|more than 5 files"):
+    with pytest.raises(UserError, match="over the harness cap"):
         collect_harness([HarnessEntry("agent")], tmp_path)
+    deep = tmp_path / "deep"
+    deep.joinpath(*["d"] * 70).mkdir(parents=True)
+    with pytest.raises(UserError, match="64 folders deep"):
+        collect_harness([HarnessEntry("deep")], tmp_path)
     monkeypatch.setattr(harness_module, "MAX_FILES", 100)
     monkeypatch.setattr(harness_module, "MAX_BYTES", 3)
     with pytest.raises(UserError, match="over its cap"):

@@ -36,6 +36,7 @@ from ci_eval.verdict.harness_changes import harness_digest
 
 MAX_FILES = 1000
 MAX_BYTES = 32 * 1024 * 1024
+MAX_DEPTH = 64  # folders deep
 SKIPPED_FOLDERS = (".git", "__pycache__")
 ANSWER_FOLDERS = ("tasks", ARCHIVE_DIR)
 ENTRY_KEYS = ("path", "home")
@@ -104,37 +105,37 @@ def parse_harness(value: Any, path: Path | str, where: str) -> tuple[HarnessEntr
                         path=path, field=where)
     entries: list[HarnessEntry] = []
     for index, item in enumerate(value):
-        field = f"{where}[{index}]"
+        named = f"{where}[{index}]"
         if isinstance(item, dict):
             unknown = sorted(set(item) - set(ENTRY_KEYS), key=str)
             if unknown or "path" not in item:
                 raise UserError(f"expected {{path: REPO_PATH}} or {{path: REPO_PATH, home: "
-                                f"PATH_IN_HOME}}, got {got(item)}", path=path, field=field)
+                                f"PATH_IN_HOME}}, got {got(item)}", path=path, field=named)
             home = item.get("home")
-            entry = HarnessEntry(_relative(item["path"], path, f"{field}.path"),
-                                 None if home is None else _relative(home, path, f"{field}.home"))
+            entry = HarnessEntry(_relative(item["path"], path, f"{named}.path"),
+                                 None if home is None else _relative(home, path, f"{named}.home"))
         else:
-            entry = HarnessEntry(_relative(item, path, field))
+            entry = HarnessEntry(_relative(item, path, named))
         if entry in entries:
-            raise UserError(f"{entry} is listed twice", path=path, field=field)
+            raise UserError(f"{entry} is listed twice", path=path, field=named)
         entries.append(entry)
     return tuple(entries)
 
 
-def _relative(value: Any, path: Path | str, field: str) -> str:
+def _relative(value: Any, path: Path | str, where: str) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise UserError(f"expected a relative path, got {got(value)}", path=path, field=field)
-    if value.startswith("/") or value.startswith("~"):
+        raise UserError(f"expected a relative path, got {got(value)}", path=path, field=where)
+    if value.startswith(("/", "~")):
         raise UserError(f"expected a path relative to the repo root, got absolute {value!r}",
-                        path=path, field=field)
+                        path=path, field=where)
     parts = PurePosixPath(value).parts
     if ".." in parts or "\\" in value:
         raise UserError(f"'..' and '\\' are not allowed in a harness path, got {value!r}",
-                        path=path, field=field)
+                        path=path, field=where)
     normal = PurePosixPath(*[p for p in parts if p != "."]).as_posix() if parts else "."
     if normal == ".":
         raise UserError("the repo root itself cannot be a harness entry (name its files or "
-                        "folders)", path=path, field=field)
+                        "folders)", path=path, field=where)
     return normal
 
 
@@ -163,9 +164,9 @@ def collect_harness(entries: Iterable[HarnessEntry], root: Path, *, source: str 
     return Harness(root, ordered, entries, source)
 
 
-def _entry_files(entry: HarnessEntry, root: Path, config_path, field: str) -> list[HarnessFile]:
+def _entry_files(entry: HarnessEntry, root: Path, config_path, where: str) -> list[HarnessFile]:
     def refuse(why: str) -> UserError:
-        return UserError(f"{entry.path}: {why}", path=config_path, field=field)
+        return UserError(f"{entry.path}: {why}", path=config_path, field=where)
 
     top = entry.path.split("/")[0]
     if top in ANSWER_FOLDERS:
@@ -197,6 +198,9 @@ def _add(path: Path, info: os.stat_result, key: str, entry: HarnessEntry, root: 
             names = sorted(os.listdir(path))
         except OSError as exc:
             raise refuse(f"{key} cannot be listed ({exc.strerror})") from None
+        if key.count("/") > MAX_DEPTH or len(names) > MAX_FILES:
+            raise refuse(f"{key} is over the harness cap ({MAX_DEPTH} folders deep, "
+                         f"{MAX_FILES} names in a folder)")
         for name in names:
             if name in SKIPPED_FOLDERS:
                 continue

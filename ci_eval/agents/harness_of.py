@@ -3,6 +3,7 @@ update` hold the results' harness digest against, to name the files that changed
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from ci_eval.agents.config_file import (
@@ -18,7 +19,7 @@ from ci_eval.errors import UserError
 from ci_eval.verdict.harness_changes import harness_digest
 
 
-def harness_files_of(root: Path) -> callable:
+def harness_files_of(root: Path) -> Callable[[str], dict[str, str] | None]:
     """harness_of(identity) -> {file: digest} of the agent named NAME or NAME:MODEL in root's
     ci-eval.yaml (or a preset, or a built-in), None when it cannot be told (an inline
     `--agent-cmd`, an agent no longer configured, a harness refused: compare then names the

@@ -23,6 +23,7 @@ after API calls is read as unknown, never as free.
 
 from __future__ import annotations
 
+from itertools import pairwise
 from types import MappingProxyType
 
 from ci_eval import strict_json
@@ -69,8 +70,7 @@ class MiniSweAgent(Preset):
 
     def harness_defaults(self, extra_args, read_text):
         """The config file the entry's args name (`-c FILE`, `--config FILE`): a repo path."""
-        named = [value for flag, value in zip(extra_args, extra_args[1:])
-                 if flag in ("-c", "--config")]
+        named = [value for flag, value in pairwise(extra_args) if flag in ("-c", "--config")]
         named += [a.split("=", 1)[1] for a in extra_args if a.startswith("--config=")]
         return tuple(n for n in named if n.endswith((".yaml", ".yml")) and "/" != n[:1])
 

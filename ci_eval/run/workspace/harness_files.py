@@ -74,7 +74,10 @@ def take_back(harness: Harness, workspace: Path) -> list[str]:
     changed = []
     folders: set[str] = set()
     for item in harness.placed(WORKSPACE):
-        change = _take(Path(workspace), item)
+        try:
+            change = _take(Path(workspace), item)
+        except OSError as exc:  # the agent made it unremovable: it stays, in the diff
+            change = f"not taken back ({exc.strerror or exc})"
         if change:
             changed.append(f"{item.key} {change}")
         parts = item.dest.split("/")[:-1]
