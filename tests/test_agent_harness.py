@@ -464,3 +464,17 @@ def test_what_the_default_agents_verdict_depends_on(tmp_path):
     (tmp_path / "ci-eval.yaml").write_text(json.dumps({"default_agent": "mine", "agents": {
         "mine": {"command": ["python3", "agent/main.py"], "harness": ["agent"]}}}))
     assert "agent" in watched_paths(tmp_path, "baseline.json")
+
+
+def test_a_link_in_the_tasks_tree_where_the_harness_goes_is_never_followed(tmp_path):
+    from ci_eval.run.workspace.build import WorkspaceError
+    from ci_eval.run.workspace.harness_files import lay_workspace
+
+    _write(tmp_path / "repo", {".claude/settings.json": "{}"})
+    harness = collect_harness([HarnessEntry(".claude")], tmp_path / "repo")
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere", tmp_path / "ws" / ".claude")
+    with pytest.raises(WorkspaceError, match=r"\.claude is a symlink where the harness lays"):
+        lay_workspace(harness, tmp_path / "ws")
+    assert list((tmp_path / "elsewhere").iterdir()) == []

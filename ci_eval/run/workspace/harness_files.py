@@ -56,6 +56,11 @@ def lay_copy(harness: Harness, folder: Path) -> Path:
 def _lay(files: tuple[HarnessFile, ...], top: Path, *, read_only: bool = False) -> None:
     for item in files:
         target = top / item.dest
+        parts = item.dest.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):  # a task's tree may hold links: never followed
+            if os.path.islink(top.joinpath(*parts[:depth])):
+                raise WorkspaceError(f"{'/'.join(parts[:depth])} is a symlink where the harness "
+                                     f"lays {item.dest} (not followed)")
         target.parent.mkdir(parents=True, exist_ok=True)
         if item.link is not None:
             os.symlink(item.link, target)
