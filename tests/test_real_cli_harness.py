@@ -18,6 +18,8 @@ import fake_models
 import pytest
 import real_clis
 
+from ci_eval.run.sandbox import isolation
+
 KEY = "sk-fake-0123456789abcdef"
 MARKER = "HARNESS-RULE-7F3A"
 AGENT_TIMEOUT = 240
@@ -85,8 +87,10 @@ def test_claude_code_gets_claude_md_and_its_hook_and_a_dropped_rule_is_named(cli
                 and ".claude/hooks/mark.sh, .claude/settings.json, CLAUDE.md" in ran.stderr)
         records = _records(root)
         assert [r["status"] for r in records] == ["pass"] * 3, [r["reason"] for r in records]
+        sandboxed = isolation.detect().agent_sandboxed
         for record in records:
             assert "hook-ran.txt" in record["diff"]  # the PostToolUse hook ran after the Bash call
+            assert record["isolation"].startswith("agent-sandbox") == sandboxed  # in the sandbox
             assert "CLAUDE.md" not in record["diff"] and ".claude/" not in record["diff"]
         assert cli("baseline", "update", "--all", cwd=root).returncode == 0
 
