@@ -478,3 +478,24 @@ def test_a_link_in_the_tasks_tree_where_the_harness_goes_is_never_followed(tmp_p
     with pytest.raises(WorkspaceError, match=r"\.claude is a symlink where the harness lays"):
         lay_workspace(harness, tmp_path / "ws")
     assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+def test_run_summaries_record_the_harness_and_the_dashboard_marks_a_change(repo_root, make_task,
+                                                                            cli):
+    from ci_eval.render.site import site_data
+    from ci_eval.results.history import load_history
+
+    make_task(repo_root)
+    _write(repo_root, {"CLAUDE.md": "Rule: ANSWER-42\n", "bot.py": RULE_AGENT})
+    _config(repo_root, {"command": ["python3", "bot.py"], "harness": ["CLAUDE.md", "bot.py"]})
+    for day, rule in (("2026-12-01", "Rule: ANSWER-42\n"), ("2026-12-02", "Rule: ANSWER-42\n"),
+                      ("2026-12-03", "Rule: ANSWER-42, briefly\n")):
+        (repo_root / "CLAUDE.md").write_text(rule)
+        assert cli("run", "--agent", "mine", "-k", "1", "--fresh", cwd=repo_root).returncode == 0
+        recorded = cli("history", "record", "--date", day, "--history", "history", cwd=repo_root)
+        assert recorded.returncode == 0, recorded.stderr
+    summaries = load_history(repo_root / "history")
+    assert set(summaries[0].harness["files"]) == {"CLAUDE.md", "bot.py"}
+    runs = site_data(summaries)["runs"]
+    assert [r["harness_changed"] for r in runs] == [False, False, True]
+    assert runs[0]["harness"] == summaries[0].harness["digest"][:12]

@@ -124,21 +124,27 @@ def outputs_of(verdict, comment_url: str) -> dict[str, str]:
     }
 
 
-def this_run(ctx, verdict, compared, k=None):
+def this_run(ctx, verdict, compared, k=None, root="."):
     """The run summary of this CI run (per task: valid runs, passes, errors, status, usage
-    totals and the gate's status)."""
+    totals and the gate's status, and the agent's harness)."""
     import datetime as dt
     import os
 
     from ci_eval import __version__
+    from ci_eval.agents.harness_of import harness_files_of
     from ci_eval.results import history
     from ci_eval.results.stream import require_runs
     from ci_eval.results.summary import summarize_results
+    from ci_eval.verdict.harness_changes import recorded_harness
 
     sha = (ctx.sha or "").lower()
     now = dt.datetime.now(dt.timezone.utc)
+    loaded = require_runs(compared)
+    harness, _note = recorded_harness(
+        {d for runs in loaded.values() for d in runs.harnesses},
+        harness_files_of(root)(verdict.agent) if verdict.agent else None)
     return history.build_summary(
-        summarize_results(require_runs(compared), k),
+        summarize_results(loaded, k),
         date=now.date().isoformat(),
         recorded_at=history.utc_timestamp(now),
         commit=sha if history.COMMIT_RE.match(sha) else None,
@@ -146,6 +152,7 @@ def this_run(ctx, verdict, compared, k=None):
         ci_eval_version=__version__,
         gate={t.task: t.status for t in verdict.tasks},
         ci_run=history.ci_run_from_env(os.environ),
+        harness=harness.to_json() if harness else None,
     )
 
 
@@ -312,7 +319,7 @@ def run(args: argparse.Namespace) -> int:
                                           changed=changed))
     # an incomplete run (a planned shard missing) is neither recorded nor charted
     record = context.on_default_branch(ctx) and not args.no_history and not incomplete
-    current = (this_run(ctx, verdict, compared, k=args.k)
+    current = (this_run(ctx, verdict, compared, k=args.k, root=root)
                if (earlier or record) and not incomplete else None)
     if earlier and current is not None:
         actions.append_summary(trend.mermaid_charts([*earlier, current]))

@@ -75,7 +75,9 @@ def site_data(summaries: Sequence[RunSummary], archived: Sequence[dict] = ()) ->
     """Everything the page draws, as plain JSON-able data (pure)."""
     tasks = tasks_in(summaries)
     runs = []
+    before = None  # the harness digest of the last run that recorded one
     for s in summaries:
+        digest = (s.harness or {}).get("digest")
         records = list(s.tasks.values())
         valid = sum(r.runs for r in records)
         attempts = valid + sum(r.errors for r in records)
@@ -88,7 +90,10 @@ def site_data(summaries: Sequence[RunSummary], archived: Sequence[dict] = ()) ->
             "cost_usd": _total([r.cost_usd for r in records]),
             "tokens": _total([r.tokens for r in records]),
             "wall_per_run": round(wall / attempts, 3) if wall is not None and attempts else None,
+            "harness": digest[:12] if digest else None,
+            "harness_changed": bool(digest and before and digest != before),
         })
+        before = digest or before
     per_task = {task: [_rate(s.tasks[task].passes, s.tasks[task].runs) if task in s.tasks
                        else None for s in summaries] for task in tasks}
     return {"runs": runs, "tasks": per_task, "flaky": flaky_tasks(summaries),
@@ -199,9 +204,11 @@ least one of k runs passes; pass^k: that all k pass (unbiased, over the pooled r
     table(archived, ["Task", "Archive log"], data.archived.map((a) => [[a.task], [a.log || "—"]]));
   } else { archived.appendChild(el("p", "No archived tasks.", "note")); }
   const list = document.getElementById("runs");
-  table(list, ["Date", "Commit", "Agent", "Pass rate", "Cost (USD)", "Wall / run", "Summary"],
+  table(list, ["Date", "Commit", "Agent", "Harness", "Pass rate", "Cost (USD)", "Wall / run",
+    "Summary"],
     runs.slice().reverse().map((r) => [[r.date], [r.commit ? r.commit.slice(0, 12) : "—"],
-      [r.agent || "—"], [pct(r.pass_rate) + " (" + r.passes + "/" + r.runs + ")", 1],
+      [r.agent || "—"], [r.harness ? r.harness + (r.harness_changed ? " (changed)" : "") : "—"],
+      [pct(r.pass_rate) + " (" + r.passes + "/" + r.runs + ")", 1],
       [r.cost_usd === null ? "—" : r.cost_usd.toFixed(4), 1],
       [r.wall_per_run === null ? "—" : r.wall_per_run.toFixed(1) + " s", 1], [r.source || "—"]]));
   document.body.setAttribute("data-rendered", String(document.querySelectorAll("canvas").length));
