@@ -46,6 +46,8 @@ FILES_LISTED = 20
 def recorded_harness_line(root: Path, identity: str, digest: str) -> str:
     """`ci-eval show`'s line for a run's harness: its digest, and its files when the repo's
     harness of that agent is still the one the run used."""
+    if digest == harness_digest({}):
+        return "harness: none"
     files = harness_files_of(root)(identity)
     if files is not None and harness_digest(files) == digest:
         if not files:
