@@ -108,13 +108,15 @@ class FakeGitHub:
             self.state.users.setdefault(login, self._id())
 
     def add_pull(self, repo: str, number: int, *, head: str = "feature", base: str = "main",
-                 head_repo: str | None = None, body: str = "") -> None:
+                 head_repo: str | None = None, body: str = "",
+                 files: list[str] | None = None) -> None:
+        """files: the paths GET /pulls/N/files lists (None: that route answers 404)."""
         with self.lock:
             self.state.issues[(repo, number)] = {"comments": []}
             self.state.pulls[(repo, number)] = {
                 "number": number, "state": "open", "title": f"PR {number}", "body": body,
                 "head": {"ref": head, "repo": head_repo or repo}, "base": {"ref": base},
-                "user": "alice"}
+                "user": "alice", "files": files}
 
     def add_comment(self, repo: str, number: int, login: str, body: str) -> int:
         with self.lock:

@@ -203,6 +203,17 @@ def show_pull(call: Call, number: str) -> Reply:
     return not_found() if pull is None else Reply(200, call.fake.pull_json(call.repo, pull))
 
 
+def list_pull_files(call: Call, number: str) -> Reply:
+    pull = call.fake.state.pulls.get((call.repo, int(number)))
+    if pull is None or pull.get("files") is None:
+        return not_found()
+    found = [{"sha": "0" * 40, "filename": name, "status": "modified", "additions": 1,
+              "deletions": 0, "changes": 1} for name in pull["files"]]
+    chunk, headers = _page(call.fake, found, call.query,
+                           f"/repos/{call.repo}/pulls/{number}/files")
+    return Reply(200, chunk, headers)
+
+
 def edit_pull(call: Call, number: str) -> Reply:
     pull = call.fake.state.pulls.get((call.repo, int(number)))
     if pull is None:
@@ -359,6 +370,7 @@ REPO_ROUTES = _routes(
     ("GET", r"/pulls", list_pulls),
     ("POST", r"/pulls", create_pull),
     (None, r"/pulls", not_allowed),
+    ("GET", r"/pulls/(\d+)/files", list_pull_files),
     ("PATCH", r"/pulls/(\d+)", edit_pull),
     (None, r"/pulls/(\d+)", show_pull),
     (None, r"/actions/workflows/([^/]+)/runs", runs),

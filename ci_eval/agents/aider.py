@@ -38,6 +38,7 @@ from ci_eval.agents.preset import (
     total,
 )
 from ci_eval.agents.reading import classify, classify_as
+from ci_eval.strict_yaml import parse_yaml
 
 _NUMBER = r"[\d][\d.,]*k?"
 TOKENS_LINE = re.compile(
@@ -54,6 +55,7 @@ REFLECTIONS = re.compile(r"^Only \d+ reflections allowed, stopping\.")
 class Aider(Preset):
     name = "aider"
     program = "aider"
+    harness_files = (".aider.conf.yml", ".aiderignore")
     key_env = PROVIDER_KEYS + ("OLLAMA_API_BASE",)
     pass_env = ("OPENAI_API_BASE", "ANTHROPIC_API_BASE", "AZURE_API_BASE", "AZURE_API_VERSION",
                 "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION", *PROXY_ENV)
@@ -62,6 +64,15 @@ class Aider(Preset):
 
     def gateway_env(self, base_url, model):
         return litellm_base_url_env(base_url, model)
+
+    def harness_defaults(self, extra_args, read_text):
+        """.aider.conf.yml, .aiderignore, and the files the config's `read:` names (aider
+        adds them to the chat read-only: conventions files)."""
+        text = read_text(".aider.conf.yml")
+        config = parse_yaml(text, ".aider.conf.yml") if text else None
+        read = config.get("read") if isinstance(config, dict) else None
+        named = [read] if isinstance(read, str) else read if isinstance(read, list) else []
+        return self.harness_files + tuple(n for n in named if isinstance(n, str))
 
     def argv(self, prompt_text, prompt_file, workspace, run_dir, model, extra_args):
         argv = [self.program, "--message-file", prompt_file, "--yes-always",

@@ -45,6 +45,7 @@ AGENT_LIMIT_SUBTYPES = ("error_max_turns", "error_max_budget_usd",
 class ClaudeCode(Preset):
     name = "claude-code"
     program = "claude"
+    harness_files = ("CLAUDE.md", ".claude", ".mcp.json")
     key_env = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN",
                "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX")
     login_file = (".claude", ".credentials.json")

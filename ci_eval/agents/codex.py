@@ -31,6 +31,7 @@ RECONNECTING = re.compile(r"^\s*Reconnecting\.\.\.\s*\d+/\d+")
 class Codex(Preset):
     name = "codex"
     program = "codex"
+    harness_files = ("AGENTS.md", "AGENTS.override.md", ".codex")
     key_env = ("OPENAI_API_KEY", "CODEX_API_KEY")
     login_file = (".codex", "auth.json")
     login_folder_env = "CODEX_HOME"

@@ -20,7 +20,8 @@ agent with a model "NAME:MODEL" (claude:claude-sonnet-4-5), so a baseline taken 
 is never compared with another; `args` do not change the identity.
 
 An entry's keys: {command | preset}, model, args, base_url, timeout_seconds, env, usage,
-placement, home, network, allow_hosts. Unknown keys, a built-in's name, and `command` with
+placement, home, network, allow_hosts, harness (the repo files that make up the agent:
+agents/harness.py). Unknown keys, a built-in's name, and `command` with
 `preset` are errors, each one line naming the file and the field path.
 """
 
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ci_eval.agents.harness import HarnessEntry, parse_harness
 from ci_eval.agents.presets import PRESETS, did_you_mean
 from ci_eval.agents.shell import first_program
 from ci_eval.agents.values import (
@@ -54,7 +56,7 @@ BUILTIN_AGENTS = ("reference", "noop")
 BASE_ENV_ALLOWLIST = ("PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "SHELL")
 PLACEMENTS = ("host", "container")
 AGENT_KEYS = ("command", "preset", "model", "args", "base_url", "timeout_seconds", "env",
-              "usage", "placement", "home", "network", "allow_hosts")
+              "usage", "placement", "home", "network", "allow_hosts", "harness")
 USAGE_MODES = ("file", "none")
 HOME_MODES = ("run", "host")  # a HOME of its own per run (the default), or the host's
 NETWORK_MODES = ("host", "api-only")  # run/agent/api_proxy.py; default: api-only on pinned tasks
@@ -78,6 +80,7 @@ class AgentConfig:
     home: str = "run"  # one of HOME_MODES
     network: str | None = None  # one of NETWORK_MODES; None: api-only for pinned-commit tasks
     allow_hosts: tuple[str, ...] = ()  # api-only: hosts (host or host:port) besides the API's
+    harness: tuple[HarnessEntry, ...] | None = None  # None: the preset's defaults (or none)
 
     @property
     def identity(self) -> str:
@@ -194,6 +197,8 @@ def parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
     env = env_names(spec.get("env"), path, f"{where}.env")
     home = home_mode(spec, path, where)
     network = _network(spec, path, where)
+    if "harness" in spec:
+        network["harness"] = parse_harness(spec["harness"], path, f"{where}.harness")
     if network["network"] == "api-only" and placement == "container":
         raise UserError("api-only is for an agent in the local sandbox (a container agent has "
                         "its image's network settings)", path=path, field=f"{where}.network")

@@ -52,6 +52,7 @@ EXIT_MEANINGS = {0: "success", 1: "error", 41: "auth_error", 42: "input_error",
 class Gemini(Preset):
     name = "gemini"
     program = "gemini"
+    harness_files = ("GEMINI.md", ".gemini", ".geminiignore")
     key_env = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI",
                "GOOGLE_APPLICATION_CREDENTIALS")
     login_file = (".gemini", "oauth_creds.json")

@@ -34,6 +34,7 @@ MAX_TURNS_TEXT = "reached the maximum number of actions"
 class Goose(Preset):
     name = "goose"
     program = "goose"
+    harness_files = (".goosehints",)
     key_env = PROVIDER_KEYS + ("DATABRICKS_TOKEN", "OLLAMA_HOST")
     pass_env = ("GOOSE_PROVIDER", "GOOSE_MODEL", "GOOSE_MAX_TURNS", "GOOSE_CONTEXT_LIMIT",
                 "OPENAI_HOST", "ANTHROPIC_HOST", "GOOGLE_HOST", "OPENROUTER_HOST",

@@ -23,6 +23,7 @@ after API calls is read as unknown, never as free.
 
 from __future__ import annotations
 
+from itertools import pairwise
 from types import MappingProxyType
 
 from ci_eval import strict_json
@@ -66,6 +67,12 @@ class MiniSweAgent(Preset):
                                   "MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT": str(MODEL_ATTEMPTS),
                                   **LITELLM_OFFLINE})
 
+
+    def harness_defaults(self, extra_args, read_text):
+        """The config file the entry's args name (`-c FILE`, `--config FILE`): a repo path."""
+        named = [value for flag, value in pairwise(extra_args) if flag in ("-c", "--config")]
+        named += [a.split("=", 1)[1] for a in extra_args if a.startswith("--config=")]
+        return tuple(n for n in named if n.endswith((".yaml", ".yml")) and "/" != n[:1])
 
     def gateway_env(self, base_url, model):
         return litellm_base_url_env(base_url, model)

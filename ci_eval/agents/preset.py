@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -171,6 +171,16 @@ class Preset(ABC):
     def gateway_args(self, base_url: str) -> list[str]:
         """Arguments that point the tool at base_url (placed before the agent's `args`)."""
         return []
+
+    # The files and folders of a project the tool reads by itself (its instructions, settings,
+    # hooks, skills): an agent's default harness (agents/harness.py), those the repo holds.
+    harness_files: ClassVar[tuple[str, ...]] = ()
+
+    def harness_defaults(self, extra_args: tuple[str, ...],
+                         read_text: Callable[[str], str | None]) -> tuple[str, ...]:
+        """The repo paths of the default harness: harness_files, and what a file among them or
+        the entry's args name (read_text: a repo file's text, None when it is not there)."""
+        return self.harness_files
 
     def home_files(self, model: str | None) -> dict[str, str]:
         """Files the tool needs in its HOME: {path relative to HOME: text}, such as

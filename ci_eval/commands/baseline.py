@@ -62,6 +62,7 @@ def run_update(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ci_eval.agents.config_file import load_config
+    from ci_eval.agents.harness_of import harness_files_of
     from ci_eval.verdict.update import update_baseline
 
     root = Path(args.root)
@@ -71,7 +72,7 @@ def run_update(args: argparse.Namespace) -> int:
         baseline_file=args.baseline, recorded=args.date or utc_today(), k=args.k,
         allow_below_threshold=args.allow_below_threshold,
         allow_agent_mismatch=args.allow_agent_mismatch,
-        min_baseline_rate=rules.min_baseline_rate)
+        min_baseline_rate=rules.min_baseline_rate, harness_of=harness_files_of(root))
     print("\n".join([*update.lines, update.outcome]))
     if update.refused:
         print(f"ci-eval: {update.refused} task(s) refused; see above", file=sys.stderr)

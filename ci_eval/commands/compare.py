@@ -51,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ci_eval.agents.config_file import load_config
+    from ci_eval.agents.harness_of import harness_files_of
     from ci_eval.github import context
     from ci_eval.output import emit
     from ci_eval.render.compare import render, verdict_line
@@ -59,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
     root = Path(args.root)
     verdict = build_verdict(root, root / args.results, args.baseline, k=args.k,
                             allow_agent_mismatch=args.allow_agent_mismatch,
-                            selected=args.tasks or None, rules=load_config(root).gate)
+                            selected=args.tasks or None, rules=load_config(root).gate,
+                            harness_of=harness_files_of(root))
     # the run's variables only: compare never reads (so never fails on) an event payload
     ctx = context.parse(os.environ, {})
     commit = context.footer_commit(args.commit, ctx.sha, root)

@@ -75,6 +75,10 @@ def add_parser(subparsers) -> None:
                         "column (a trend of each task's last runs) and the step summary two "
                         "mermaid charts (the suite's pass rate and cost over the last runs and "
                         "this one); relative to --root")
+    parser.add_argument("--idle", metavar="REASON",
+                        help="the plan job's output `idle`: the pull request changes nothing "
+                        "the verdict depends on, no shard ran; post REASON as the comment's one "
+                        "line and pass")
     parser.add_argument("--plan", metavar="JSON",
                         help="the plan job's output `plan` ({\"of\": N, \"shards\": {...}}): a "
                         "planned shard whose RESULTS/shard-I/ is missing (its job died before "
@@ -120,21 +124,27 @@ def outputs_of(verdict, comment_url: str) -> dict[str, str]:
     }
 
 
-def this_run(ctx, verdict, compared, k=None):
+def this_run(ctx, verdict, compared, k=None, root="."):
     """The run summary of this CI run (per task: valid runs, passes, errors, status, usage
-    totals and the gate's status)."""
+    totals and the gate's status, and the agent's harness)."""
     import datetime as dt
     import os
 
     from ci_eval import __version__
+    from ci_eval.agents.harness_of import harness_files_of
     from ci_eval.results import history
     from ci_eval.results.stream import require_runs
     from ci_eval.results.summary import summarize_results
+    from ci_eval.verdict.harness_changes import recorded_harness
 
     sha = (ctx.sha or "").lower()
     now = dt.datetime.now(dt.timezone.utc)
+    loaded = require_runs(compared)
+    harness, _note = recorded_harness(
+        {d for runs in loaded.values() for d in runs.harnesses},
+        harness_files_of(root)(verdict.agent) if verdict.agent else None)
     return history.build_summary(
-        summarize_results(require_runs(compared), k),
+        summarize_results(loaded, k),
         date=now.date().isoformat(),
         recorded_at=history.utc_timestamp(now),
         commit=sha if history.COMMIT_RE.match(sha) else None,
@@ -142,6 +152,7 @@ def this_run(ctx, verdict, compared, k=None):
         ci_eval_version=__version__,
         gate={t.task: t.status for t in verdict.tasks},
         ci_run=history.ci_run_from_env(os.environ),
+        harness=harness.to_json() if harness else None,
     )
 
 
@@ -252,6 +263,15 @@ def run(args: argparse.Namespace) -> int:
     root = Path(args.root)
     marker_for(args.comment_key)  # a bad key is bad input before anything is posted
     commit = context.footer_commit(args.commit, ctx.sha, root)
+    if args.idle and not (args.plan_result and args.plan_result != "success"):
+        actions.notice(args.idle, title="ci-eval")
+        url = publish(no_verdict.render_idle(args.idle, run_url=ctx.run_url, commit=commit),
+                      ctx, args, failed=False, changed=False)
+        if os.environ.get("GITHUB_OUTPUT"):
+            actions.set_outputs({"verdict": "pass", "regressed": "0", "failed": "0",
+                                 "exit-code": "0", "comment-url": url})
+        print(f"PASS ci-eval: {args.idle}", file=sys.stderr)
+        return 0
     if args.plan_result and args.plan_result != "success":
         return fail_without_verdict(
             no_verdict.render_plan_failed(args.plan_result, run_url=ctx.run_url, commit=commit),
@@ -272,9 +292,12 @@ def run(args: argparse.Namespace) -> int:
     compared, shards = merge_shard_folders(results_dir)
     if shards:
         print(f"ci-eval: merged {shards} shard folder(s) into {compared}", file=sys.stderr)
+    from ci_eval.agents.harness_of import harness_files_of
+
     verdict = build_verdict(root, compared, args.baseline, k=args.k,
                             allow_agent_mismatch=args.allow_agent_mismatch,
-                            rules=load_config(root).gate, allow_empty=plan is not None)
+                            rules=load_config(root).gate, allow_empty=plan is not None,
+                            harness_of=harness_files_of(root))
     incomplete = False
     if plan:
         links = {i: jobs[i].url if i in jobs else ctx.run_url for i in planned
@@ -296,7 +319,7 @@ def run(args: argparse.Namespace) -> int:
                                           changed=changed))
     # an incomplete run (a planned shard missing) is neither recorded nor charted
     record = context.on_default_branch(ctx) and not args.no_history and not incomplete
-    current = (this_run(ctx, verdict, compared, k=args.k)
+    current = (this_run(ctx, verdict, compared, k=args.k, root=root)
                if (earlier or record) and not incomplete else None)
     if earlier and current is not None:
         actions.append_summary(trend.mermaid_charts([*earlier, current]))

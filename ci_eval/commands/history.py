@@ -141,16 +141,20 @@ def run_record(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ci_eval import __version__
+    from ci_eval.agents.harness_of import harness_files_of
     from ci_eval.results import history
     from ci_eval.results.stream import agent_of, require_runs
     from ci_eval.results.summary import summarize_results
     from ci_eval.verdict.gc import parse_day
+    from ci_eval.verdict.harness_changes import recorded_harness
 
     root = Path(args.root)
     day = parse_day(args.date, field="--date")
     results_dir = root / args.results
     loaded = require_runs(results_dir)
     agent = agent_of(loaded)
+    harness, _note = recorded_harness({d for runs in loaded.values() for d in runs.harnesses},
+                                      harness_files_of(root)(agent) if agent else None)
     summary = history.build_summary(
         summarize_results(loaded),
         date=day.isoformat(),
@@ -159,6 +163,7 @@ def run_record(args: argparse.Namespace) -> int:
         agent=agent,
         ci_eval_version=__version__,
         ci_run=history.ci_run_from_env(os.environ),
+        harness=harness.to_json() if harness else None,
     )
     path = history.write_summary(history_dir(args), summary)
     if args.json:

@@ -167,6 +167,11 @@ def planned_files(root, args) -> dict:
 
     config = parse_config(yaml.safe_load(config_text), "ci-eval.yaml (to be written)")
     agent = resolve_agent(config, args.agent, None)
+    block = harness_block(root, agent)
+    if block:
+        config_text = config_text.replace(OWN_AGENT_LINE, block + OWN_AGENT_LINE, 1)
+        config = parse_config(yaml.safe_load(config_text), "ci-eval.yaml (to be written)")
+        agent = resolve_agent(config, args.agent, None)
     branch = args.default_branch or _branch(root)
     install = installs.install_for(agent.preset)
     env_block = agent_env_block(agent_secrets(agent, install))
@@ -185,6 +190,49 @@ def planned_files(root, args) -> dict:
             files[root / "tasks" / EXAMPLE_TASK / rel] = (text.replace("@@TODAY@@", today),
                                                           executable)
     return files, agent, existing_tasks
+
+
+OWN_AGENT_LINE = "# Your own agent, run in each task's workspace"
+
+
+def harness_block(root, agent) -> str:
+    """ci-eval.yaml's entry for a preset agent whose tool reads files this repo holds
+    (CLAUDE.md, .claude/, AGENTS.md ...): they make up the team's agent, named in `harness:`
+    ("" when the repo holds none, or the agent is no preset)."""
+    from ci_eval.agents.harness import agent_harness
+
+    if not agent.preset:
+        return ""
+    harness = agent_harness(agent, root)
+    if not harness.entries:
+        return ""
+    listed = "".join(f"      - {entry.path}\n" for entry in harness.entries)
+    return (f"# The agent under test: the {agent.preset} preset with the files of this repo it "
+            "reads (found by\n# `ci-eval init`). `harness:` lists them: they are laid into "
+            "every run's workspace, and a PR\n# that changes them is judged on them "
+            "(docs/harness.md). `harness: []` runs the bare tool.\n"
+            f"agents:\n  {agent.name}:\n    preset: {agent.preset}\n    harness:\n{listed}\n")
+
+
+def harness_step(root, agent) -> str:
+    """The next step naming the files that make up the agent ("" for a built-in)."""
+    from ci_eval.agents.harness import agent_harness
+    from ci_eval.agents.presets import PRESETS
+
+    if agent.builtin:
+        return ""
+    harness = agent_harness(agent, root)
+    if harness.files:
+        names = ", ".join(str(e) for e in harness.entries)
+        return _para(f"Your agent is the {agent.preset or agent.name} tool plus its harness: "
+                     f"{names} ({len(harness.files)} file(s), listed under `harness:` in "
+                     "ci-eval.yaml). Every run gets them; a PR that changes them is compared "
+                     "on them, and the report names the changed files (docs/harness.md).")
+    preset = PRESETS.get(agent.preset) if agent.preset else None
+    looked = f" (looked for {', '.join(preset.harness_files)})" if preset else ""
+    return _para(f"No harness files found{looked}: runs measure the bare tool. List the repo "
+                 "files that make up your agent (instructions, hooks, skills, its own code) "
+                 "under `harness:` of its entry in ci-eval.yaml (docs/harness.md).")
 
 
 def agent_secrets(agent, install) -> tuple[str, ...]:
@@ -238,7 +286,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"tasks/ already holds {len(existing_tasks)} task(s): no example task added")
     install = installs.install_for(agent.preset)
     print(next_steps(agent, install, agent_secrets(agent, install), args.action,
-                     task_requirements(root) if existing_tasks else []))
+                     task_requirements(root) if existing_tasks else [],
+                     harness=harness_step(root, agent)))
     return 0
 
 
@@ -284,9 +333,11 @@ def requires_step(requires: list[str]) -> str:
                  "stops the run before any agent run.")
 
 
-def next_steps(agent, install, secrets, action: str, requires: list[str]) -> str:
+def next_steps(agent, install, secrets, action: str, requires: list[str],
+               harness: str = "") -> str:
     repo = action.split("@", 1)[0]
     steps = [
+        *([harness] if harness else []),
         agent_step(agent, install, secrets),
         requires_step(requires),
         _para("Let workflows open pull requests (baseline.yml, gc.yml): Settings → Actions → "

@@ -72,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
     if args.github_output:
         actions.set_outputs({"skip": "false", "shards": str(plan["shards"]),
                              "matrix": json.dumps(plan["matrix"], separators=(",", ":")),
-                             "plan": plan_json(plan["plan"], plan["shards"])})
+                             "plan": plan_json(plan["plan"], plan["shards"]),
+                             "idle": idle_reason_of(root, args.baseline)})
     if args.json:
         sys.stdout.write(json.dumps(plan, indent=2) + "\n")
         return 0
@@ -88,3 +89,38 @@ def run(args: argparse.Namespace) -> int:
         print(f"  shard {shard['shard']}/{plan['shards']}: {cost}{len(shard['tasks'])} "
               f"task(s): {', '.join(shard['tasks'])}")
     return 0
+
+
+def idle_reason_of(root, baseline: str | None) -> str:
+    """For a pull request that changes nothing the default agent's verdict depends on (its
+    harness, tasks/, the config, the baseline, the workflows): the one line the report posts
+    instead of running any agent; "" when the tasks run (any other event, CI_EVAL_RUN_ALL=true,
+    a relevant change, or changes that cannot be told)."""
+    import os
+    import sys
+
+    from ci_eval.agents.harness_of import watched_paths
+    from ci_eval.github import actions, context
+    from ci_eval.github.pull_files import changed_paths
+    from ci_eval.verdict.baseline import BASELINE_FILE
+    from ci_eval.verdict.relevance import idle_reason, relevant_changes
+
+    ctx = context.from_env()
+    if ctx.event_name != "pull_request" or os.environ.get("CI_EVAL_RUN_ALL", "") == "true":
+        return ""
+    watched = watched_paths(root, baseline or BASELINE_FILE)
+    changed, why = changed_paths(ctx) if watched is not None else (None, "")
+    if changed is None:
+        print("ci-eval: every task runs (" + (f"the pull request's files are not known: {why}"
+              if watched is not None else "what the default agent depends on is not known: a "
+              "command agent without harness:, or no default_agent") + ")", file=sys.stderr)
+        return ""
+    relevant = relevant_changes(changed, watched)
+    if relevant:
+        print(f"ci-eval: every task runs: the pull request changes {', '.join(relevant[:5])}",
+              file=sys.stderr)
+        return ""
+    reason = idle_reason(changed)
+    actions.notice(reason, title="ci-eval")
+    print(f"ci-eval: {reason}", file=sys.stderr)
+    return reason

@@ -65,11 +65,14 @@ def run(args: argparse.Namespace) -> int:
     path = baseline_path(root, args.baseline)
     before = load_baseline(path) if path.is_file() else Baseline()
 
+    from ci_eval.agents.harness_of import harness_files_of
+
     compared, _shards = merge_shard_folders(root / args.results)
     update = update_baseline(root, args.tasks, every=not args.tasks, results_dir=compared,
                              baseline_file=args.baseline, recorded=args.date or utc_today(),
                              allow_agent_mismatch=args.allow_agent_mismatch,
-                             min_baseline_rate=load_config(root).gate.min_baseline_rate)
+                             min_baseline_rate=load_config(root).gate.min_baseline_rate,
+                             harness_of=harness_files_of(root))
     notes = [*update.lines, update.outcome]
     print("\n".join(notes))
     after = load_baseline(path) if path.is_file() else Baseline()

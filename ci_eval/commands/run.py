@@ -136,6 +136,7 @@ def run(args) -> int:
         raise UserError("no tasks to run", path=root / "tasks")
     try:
         _preflight(agent, tasks, root, config)
+        harness = _harness(agent, tasks, root)
     except UserError as exc:
         if args.setup_problem_file:
             setup_problem.write(root / args.setup_problem_file, exc.message, exc.field,
@@ -149,7 +150,19 @@ def run(args) -> int:
     with results.results_lock(out_dir):
         all_task_ids = {folder.name for folder in task_folders(root)}
         resumed = _take_over(args, tasks, all_task_ids, out_dir, agent.identity)
-        return _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed)
+        return _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed,
+                           harness)
+
+
+def _harness(agent, tasks, root):
+    """The agent's harness (agents/harness.py), checked against the tasks' repo-states (named
+    on stderr when the runs start: which files make up the agent is never silent)."""
+    from ci_eval.agents.config_file import CONFIG_FILE, config_path
+    from ci_eval.agents.harness import agent_harness, task_conflicts
+
+    harness = agent_harness(agent, root, config_path=config_path(root) or root / CONFIG_FILE)
+    task_conflicts(harness, [(t.id, t.repo_state) for t in tasks])
+    return harness
 
 
 def with_env(agent, names: list[str]):
@@ -246,7 +259,8 @@ def _take_over(args, tasks, all_task_ids: set[str], out_dir, agent_identity: str
     return resumed
 
 
-def _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed) -> int:
+def _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed,
+                harness=None) -> int:
     import sys
     import time
 
@@ -263,6 +277,8 @@ def _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed) -
     from ci_eval.run.workspace.build import make_runs_base, remove_tree
 
     started = time.monotonic()
+    if harness is not None and not agent.builtin:
+        print(f"ci-eval: agent {agent.identity}: {harness.describe()}", file=sys.stderr)
     iso = isolation.detect()
     for notice in iso.notices:
         print(f"ci-eval: NOTICE: {notice}", file=sys.stderr)
@@ -276,7 +292,7 @@ def _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed) -
                      runs_base=runs_base, max_attempts=args.max_attempts, keep=args.keep,
                      timeout_override=args.timeout, checks_env=config.checks_env,
                      pricing=config.pricing, budget=budget, backoff_base=_backoff_base(),
-                     runners=runners)
+                     runners=runners, harness=harness)
     try:
         runners.prepare(tasks, progress=lambda line: print(f"ci-eval: {line}", file=sys.stderr))
         with cancellation.on_signals():

@@ -48,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
+    from ci_eval.agents.harness_of import recorded_harness_line
     from ci_eval.errors import UserError
     from ci_eval.output import UntrustedFile, read_capped
     from ci_eval.render.report import fmt_money
@@ -85,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
              + (f" ({record['cost_source']})" if record.get("cost_source") else ""),
              f"wall {record.get('wall_seconds', '-')}s"]
     out.append("usage: " + ", ".join(usage))
+    if isinstance(record.get("harness"), str):
+        out.append(recorded_harness_line(root, record["agent"], record["harness"]))
     if record.get("agent_exit_code") is not None or record.get("agent_outcome"):
         outcome = ", ".join(f"{k}={v}" for k, v in (record.get("agent_outcome") or {}).items())
         out.append(f"agent: exit {record.get('agent_exit_code')}"

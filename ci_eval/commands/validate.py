@@ -32,7 +32,8 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from ci_eval.agents.config_file import load_config
+    from ci_eval.agents.config_file import CONFIG_FILE, config_path, load_config
+    from ci_eval.agents.harness import harness_problems
     from ci_eval.errors import EXIT_BAD_INPUT, EXIT_OK, UserError
     from ci_eval.tasks.problems import validate_tasks
 
@@ -40,8 +41,11 @@ def run(args: argparse.Namespace) -> int:
     for task_id, found in report.items():
         found += _grading_problems(Path(args.root) / "tasks" / task_id, found)
     try:
-        load_config(args.root)
-        config_problems = []
+        config = load_config(args.root)
+        root = Path(args.root)
+        config_problems = harness_problems(
+            config.agents.values(), root, [(t, root / "tasks" / t / "repo-state") for t in report],
+            config_path(root) or root / CONFIG_FILE)
     except UserError as exc:
         config_problems = [str(exc)]
     if args.json:

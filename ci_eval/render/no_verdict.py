@@ -1,5 +1,6 @@
 """The PR comment when there is nothing to compare: the agent could not start in the shards
-(setup broken), or the plan job failed. The same sticky marker as the full report, so the next
+(setup broken), the plan job failed, or the pull request changes nothing the verdict depends
+on (no agent ran: render_idle). The same sticky marker as the full report, so the next
 run's report replaces it in place.
 
     ### ❌ ci-eval: agent setup broken: ANTHROPIC_API_KEY is not set
@@ -66,3 +67,10 @@ def render_plan_failed(result: str, *, run_url: str | None = None,
              ("The plan job's log in the workflow run says why (bad tasks, a broken ci-eval.yaml, "
               "an install that failed). This check fails until a run gets past the plan.")]
     return "\n".join(lines) + "\n" + footer(run_url, commit)
+
+
+def render_idle(reason: str, *, run_url: str | None = None, commit: str | None = None) -> str:
+    """A pull request that changes nothing the verdict depends on: no agent ran, the check
+    passes, and the comment says why in one line (verdict/relevance.py)."""
+    return (f"{COMMENT_MARKER}\n### ✅ ci-eval: no agent run\n\n> {_shown(reason)}\n"
+            + footer(run_url, commit))

@@ -105,6 +105,8 @@ class RunSummary:
     tasks: Mapping[str, TaskRecord]
     ci_run: Mapping | None = None
     source: str | None = field(default=None, compare=False)  # file name, when read from disk
+    # the agent's harness of the runs: {"digest": sha256, "files": {path: digest} or None}
+    harness: Mapping | None = None
 
     def to_json(self) -> dict:
         data = {
@@ -118,6 +120,8 @@ class RunSummary:
         }
         if self.ci_run is not None:
             data["ci_run"] = dict(self.ci_run)
+        if self.harness is not None:
+            data["harness"] = dict(self.harness)
         data["tasks"] = {task: self.tasks[task].to_json() for task in sorted(self.tasks)}
         return data
 
@@ -152,6 +156,7 @@ def build_summary(
     ci_eval_version: str,
     gate: Mapping[str, str] | None = None,
     ci_run: Mapping | None = None,
+    harness: Mapping | None = None,
 ) -> RunSummary:
     """The summary of one CI run from its per-task summaries (results.summary.summarize_results)
     and, optionally, the gate's status per task (task id -> status, from a Verdict)."""
@@ -165,7 +170,8 @@ def build_summary(
     }
     return RunSummary(date=date, recorded_at=recorded_at, commit=commit, agent=agent,
                       ci_eval_version=ci_eval_version, tasks=tasks,
-                      ci_run=dict(ci_run) if ci_run else None)
+                      ci_run=dict(ci_run) if ci_run else None,
+                      harness=dict(harness) if harness else None)
 
 
 def ci_run_from_env(env: Mapping[str, str]) -> dict | None:
@@ -234,7 +240,8 @@ def parse_summary(data: object, path: object) -> RunSummary:
         tasks[task] = record
     return RunSummary(date=data["date"], recorded_at=data["recorded_at"], commit=data["commit"],
                       agent=data["agent"], ci_eval_version=data["ci_eval_version"], tasks=tasks,
-                      ci_run=data.get("ci_run"), source=Path(str(path)).name)
+                      ci_run=data.get("ci_run"), source=Path(str(path)).name,
+                      harness=data.get("harness"))
 
 
 def read_summary(path: Path) -> RunSummary:

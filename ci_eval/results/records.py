@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal, get_args
@@ -43,6 +44,9 @@ _COUNTS = tuple(COUNT_FIELDS.items())
 _AMOUNT_LIMITS = tuple((name, NUMBER_LIMITS["cost" if "cost" in name else "seconds"])
                        for name in OPTIONAL_AMOUNT_FIELDS)
 RUBRIC_FIELDS = ("rubric_score", "rubric_verdict", "rubric_tripped", "rubric_auto_fail")
+# Optional: the digest of the agent's harness the run used (agents/harness.py), sha256 hex.
+HARNESS_FIELD = "harness"
+HARNESS_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 def _plainly_valid(record: object, task: str) -> bool:
@@ -54,6 +58,9 @@ def _plainly_valid(record: object, task: str) -> bool:
     for name in RUBRIC_FIELDS:
         if name in record:
             return False
+    harness = get(HARNESS_FIELD)
+    if harness is not None and not (type(harness) is str and HARNESS_DIGEST.fullmatch(harness)):
+        return False
     status, run = get("status"), get("run")
     counts, tokens = NUMBER_LIMITS["count"], NUMBER_LIMITS["tokens"]
     if not (type(run) is int and 1 <= run <= counts and status in STATUSES
@@ -116,6 +123,10 @@ def check_record(record: object, path: Path, line_no: int, task: str | None = No
     problem = rubric_problem(record)
     if problem:
         raise UserError(problem[1], path=where, field=problem[0])
+    harness = record.get(HARNESS_FIELD)
+    if harness is not None and not (isinstance(harness, str) and HARNESS_DIGEST.fullmatch(harness)):
+        raise UserError(f"expected a sha256 digest (64 hex digits) or null, got {_shown(harness)}",
+                        path=where, field=HARNESS_FIELD)
     expected_task = path.name[: -len(".jsonl")]
     if record["task"] != expected_task:
         raise UserError(

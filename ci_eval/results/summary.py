@@ -127,13 +127,15 @@ class TaskRuns:
     few sets, never a diff or an output. Rows are put in run order when summarized, so the
     result is the same whatever order the lines came in."""
 
-    __slots__ = ("agents", "isolation", "k", "prompt_hashes", "request", "rows", "task")
+    __slots__ = ("agents", "harnesses", "isolation", "k", "prompt_hashes", "request", "rows",
+                 "task")
 
     def __init__(self, task: str) -> None:
         self.task = task
         self.rows: list[Row] = []
         self.agents: set[str] = set()
         self.prompt_hashes: set[str] = set()
+        self.harnesses: set[str] = set()  # the harness digests the runs recorded
         self.isolation: set[str] = set()
         self.request: int | None = None  # the largest `requested` or `k` recorded
         self.k: int | None = None  # the largest `k` recorded
@@ -173,6 +175,8 @@ class TaskRuns:
             self.prompt_hashes.add(prompt_hash)
         if isolation:
             self.isolation.add(isolation)
+        if isinstance(get("harness"), str):
+            self.harnesses.add(record["harness"])
         requested, k = get("requested"), get("k")
         if _count(requested):
             self.request = max(self.request or 0, requested)
@@ -195,11 +199,11 @@ class TaskRuns:
     # load_runs sends 100,000s of rows back from the processes that read them.
     def __getstate__(self) -> tuple:
         return (self.task, [tuple(row) for row in self.rows], self.agents, self.prompt_hashes,
-                self.isolation, self.request, self.k)
+                self.isolation, self.request, self.k, self.harnesses)
 
     def __setstate__(self, state: tuple) -> None:
         (self.task, rows, self.agents, self.prompt_hashes, self.isolation, self.request,
-         self.k) = state
+         self.k, self.harnesses) = state
         self.rows = list(map(Row._make, rows))
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ci_eval.agents.harness import no_harness
 from ci_eval.output import mask
 from ci_eval.results.records import RunStatus
 from ci_eval.run.agent.start import AgentKind, AgentOutcome, RunPaths, joined
@@ -26,6 +27,7 @@ from ci_eval.run.runners import Runner, isolation_label
 from ci_eval.run.sandbox import cancellation
 from ci_eval.run.workspace.build import WorkspaceError, remove_tree
 from ci_eval.run.workspace.diff import workspace_diff
+from ci_eval.run.workspace.harness_files import lay_copy, lay_workspace, take_back
 from ci_eval.tasks.model import Task
 
 
@@ -51,6 +53,7 @@ class AttemptLine:
         self.record = {
             "task": task.id, "run": run_no, "attempt": attempt, "agent": ctx.agent.identity,
             "prompt_hash": task.prompt_hash,
+            "harness": (ctx.harness or no_harness(ctx.repo_root)).digest,
             "isolation": isolation_label(runner, ctx.isolation, ctx.agent.placement),
             "tokens": None, "input_tokens": None, "output_tokens": None, "cost_usd": None,
             "agent_seconds": None, "checks_seconds": None, "diff": None, "diff_truncated": False}
@@ -95,12 +98,20 @@ def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> Attem
         except (WorkspaceError, OSError) as exc:
             cancellation.raise_if_cancelled()
             return line.finish("error", f"workspace setup failed: {exc}", retryable=True)
+        harness = ctx.harness if ctx.harness and ctx.harness.files else None
+        if harness is not None:
+            try:
+                lay_workspace(harness, paths.workspace)
+                lay_copy(harness, paths.harness_dir)
+            except (WorkspaceError, OSError) as exc:
+                return line.finish("error", f"harness not laid: {exc}")
         timeout = ctx.timeout_override or ctx.agent.timeout_seconds or task.agent_timeout
         prepared = prepare_checks(task, paths, ctx) if runner.name == "local" else None
         outcome = runner.run_agent(ctx.agent, task, run_no, paths, placement=ctx.agent.placement,
                                    repo_root=ctx.repo_root, runs_base=ctx.runs_base,
                                    timeout=timeout, isolation=ctx.isolation,
-                                   hide=(ctx.out_dir,), pricing=ctx.pricing)
+                                   hide=(ctx.out_dir,), pricing=ctx.pricing,
+                                   harness=harness)
         cancellation.raise_if_cancelled()
         line.agent_ran(outcome)
         if outcome.kind is AgentKind.INFRA:
@@ -108,9 +119,14 @@ def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> Attem
         if _folder_identity(paths.workspace) != identity:
             return line.finish("fail", "the agent replaced its workspace folder (a link, "
                                "another folder or nothing in its place): nothing to score")
+        edited = take_back(harness, paths.workspace) if harness is not None else []
         diff = workspace_diff(pristine, paths.workspace)
         line.record["diff"], line.record["diff_truncated"] = diff.text, diff.truncated
         notes = [outcome.reason, *diff.notes]
+        if edited:
+            notes.append(f"the agent changed its harness (discarded before the checks): "
+                         f"{', '.join(edited[:8])}" + (f" and {len(edited) - 8} more"
+                                                       if len(edited) > 8 else ""))
         if outcome.kind is AgentKind.TIMEOUT:
             return line.finish("timeout", joined(*notes))
         checks = checks_with_retries(task, paths, ctx, prepared)

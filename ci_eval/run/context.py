@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ci_eval.agents.budget import Budget
 from ci_eval.agents.config import AgentConfig
+from ci_eval.agents.harness import Harness
 from ci_eval.run.agent.budget import RunBudget
 from ci_eval.run.agent.retry import BACKOFF_BASE_SECONDS
 from ci_eval.run.runners import Runners
@@ -37,6 +38,7 @@ class RunContext:
     backoff_base: float = BACKOFF_BASE_SECONDS
     rng: random.Random = field(default_factory=random.Random)
     runners: Runners | None = None  # each task's runner (default: local for every task)
+    harness: Harness | None = None  # the agent's harness (agents/harness.py); None: none
 
     # Finished run folders are removed off the critical path, one at a time.
     cleaner: ThreadPoolExecutor = field(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ci_eval.results import stream
@@ -14,6 +15,7 @@ from ci_eval.results.summary import summarize_results, typical_k
 from ci_eval.tasks.load import load_tasks
 from ci_eval.verdict import calibration, gate, model
 from ci_eval.verdict.baseline import Baseline, baseline_path, load_baseline
+from ci_eval.verdict.harness_changes import changes_note
 from ci_eval.verdict.rules import DEFAULT_RULES, GateRules
 
 NO_BASELINE_NOTE = ("No baseline yet: every task is new. Record one from 40 runs per task: "
@@ -22,14 +24,16 @@ NO_BASELINE_NOTE = ("No baseline yet: every task is new. Record one from 40 runs
 
 def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k: int | None = None,
                   allow_agent_mismatch: bool = False, selected: list[str] | None = None,
-                  rules: GateRules = DEFAULT_RULES, allow_empty: bool = False):
+                  rules: GateRules = DEFAULT_RULES, allow_empty: bool = False,
+                  harness_of: Callable[[str], Mapping[str, str] | None] | None = None):
     """Load results, baseline.json and tasks/ and compare them: the gate's Verdict (what
     `ci-eval compare` prints and the action's report mode publishes). A missing baseline file
     makes every task new (a repo's first PR gets a report); `selected` compares those tasks
     only (the others are neither inconclusive nor missing). The results are streamed: per-task
     rows, no diff held. `rules`: ci-eval.yaml's gate section (agents.config_file.Config.gate).
     `allow_empty`: a folder with no results compares as no results (the report of a run whose
-    every planned shard is missing)."""
+    every planned shard is missing). `harness_of(agent)`: the repo's harness of that agent now
+    ({file: digest}, or None), to name what changed in it since the baseline (a note)."""
     loaded = stream.load_runs(results_dir) if allow_empty else stream.require_runs(results_dir)
     path = baseline_path(root, baseline_file)
     missing_baseline = not path.exists() and not path.is_symlink()
@@ -47,6 +51,10 @@ def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k
     if agent and baseline.agent and agent != baseline.agent:
         notes += (f"Agent mismatch (allowed): results from {agent!r}, baseline from "
                   f"{baseline.agent!r}.",)
+    harness_note = changes_note(baseline.harness,
+                                {d for runs in loaded.values() for d in runs.harnesses},
+                                harness_of(agent) if harness_of and agent else None)
+    notes += (harness_note,) if harness_note else ()
     labels = {label for runs in loaded.values() for label in runs.isolation}
     notes += tuple(f"NOTICE: {n}" for n in label_notices(labels))
     states = {

@@ -48,6 +48,7 @@ from ci_eval.errors import UserError
 from ci_eval.output import write_atomic
 from ci_eval.results.stats import MAX_VALUES, Distribution
 from ci_eval.tasks import schema
+from ci_eval.verdict.harness_changes import HarnessRecord
 
 BASELINE_FILE = "baseline.json"
 SCHEMA_VERSION = 3  # the newest format this version reads and writes (and the one it writes)
@@ -135,11 +136,13 @@ def _rounded(value: float | None, digits: int) -> float | None:
 class Baseline:
     agent: str | None = None
     entries: dict[str, BaselineEntry] = field(default_factory=dict)
+    harness: HarnessRecord | None = None  # the agent's harness it was recorded with
 
     def to_json(self) -> dict:
         return {
             "schema_version": SCHEMA_VERSION,
             "agent": self.agent,
+            **({"harness": self.harness.to_json()} if self.harness else {}),
             "tasks": {task: self.entries[task].to_json() for task in sorted(self.entries)},
         }
 
@@ -340,7 +343,8 @@ def parse_baseline(data: object, path: object = BASELINE_FILE) -> Baseline:
                            for name, value in raw.get("distributions", {}).items()},
         )
         entries[task] = migrated_v1_entry(entry) if version == 1 else entry
-    return Baseline(agent=data["agent"], entries=entries)
+    harness = HarnessRecord.from_json(data["harness"]) if "harness" in data else None
+    return Baseline(agent=data["agent"], entries=entries, harness=harness)
 
 
 def _distribution(raw: dict, path: object, where: str) -> Distribution:

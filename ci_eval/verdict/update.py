@@ -4,6 +4,7 @@ The decision per task is verdict/baseline.updated_entry's; this module loads and
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -14,6 +15,7 @@ from ci_eval.results.summary import summarize_results
 from ci_eval.tasks.load import load_tasks
 from ci_eval.tasks.model import other_prompts
 from ci_eval.verdict import gate
+from ci_eval.verdict.harness_changes import recorded_harness
 from ci_eval.verdict.baseline import (
     RECOMMENDED_RUNS,
     RECORD_THRESHOLD,
@@ -36,10 +38,14 @@ def update_baseline(root: Path, tasks: list[str], *, every: bool, results_dir: P
                     baseline_file: str | None, recorded: str, k: int | None = None,
                     allow_below_threshold: bool = False,
                     allow_agent_mismatch: bool = False,
-                    min_baseline_rate: Fraction = RECORD_THRESHOLD) -> BaselineUpdate:
+                    min_baseline_rate: Fraction = RECORD_THRESHOLD,
+                    harness_of: Callable[[str], Mapping[str, str] | None] | None = None
+                    ) -> BaselineUpdate:
     """Record the named tasks (or, with `every`, each task that has results) from results_dir
     into the baseline file, dated `recorded`. Bad input is a UserError naming file and field;
-    nothing is written then. min_baseline_rate: ci-eval.yaml's gate.min_baseline_rate."""
+    nothing is written then. min_baseline_rate: ci-eval.yaml's gate.min_baseline_rate.
+    harness_of(agent): the repo's harness of that agent now ({file: digest}, or None), recorded
+    with the results' harness digest when it is theirs (harness_changes.recorded_harness)."""
     if every == bool(tasks):
         raise UserError("name the tasks to record, or pass --all (not both)", field="TASK")
     all_tasks = load_tasks(root)
@@ -110,6 +116,12 @@ def update_baseline(root: Path, tasks: list[str], *, every: bool, results_dir: P
                      "such baselines make the gate noisier (see docs/gate.md)")
     new_agent = agent or baseline.agent
     recorded_any = counts.get("added", 0) + counts.get("updated", 0) > 0
+    harness, harness_note = recorded_harness(
+        {digest for task in with_results for digest in loaded[task.id].harnesses},
+        harness_of(agent) if harness_of and agent else None)
+    if harness_note:
+        lines.append(harness_note)
+    harness = harness if recorded_any else baseline.harness
     agent_switch = bool(baseline.agent) and new_agent != baseline.agent and counts.get("unchanged")
     observed_any = entries != baseline.entries  # e.g. a refused task's new observation
     changed = recorded_any or agent_switch or observed_any
@@ -117,7 +129,7 @@ def update_baseline(root: Path, tasks: list[str], *, every: bool, results_dir: P
         lines.append(f"note: the baseline's agent changes from {baseline.agent!r} to {agent!r}")
     tally = ", ".join(f"{n} {a}" for a, n in sorted(counts.items()))
     if changed:
-        save_baseline(path, Baseline(agent=new_agent, entries=entries))
+        save_baseline(path, Baseline(agent=new_agent, entries=entries, harness=harness))
         outcome = f"wrote {path}: {tally}"
     elif existed:
         outcome = f"{path} unchanged: {tally}"

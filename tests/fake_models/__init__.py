@@ -44,7 +44,9 @@ Modes (the first argument; `MODES` lists them):
     hang        the first answered_before_hang= requests (default 1) are answered, the rest
                 never (until the server stops), so the tool's timeout is what ends the run
 
-websocket="refuse" answers 503 to the WebSocket upgrade (a gateway without WebSockets; codex
+marker="TEXT" (with solve): the right edit only when TEXT is in the request's body (a rule of the
+repo's CLAUDE.md or AGENTS.md reached the model), else the wrong one: a test that the agent's
+harness arrived. websocket="refuse" answers 503 to the WebSocket upgrade (a gateway without WebSockets; codex
 falls back to HTTP POST). Nothing here reaches the network: the server binds 127.0.0.1 only.
 """
 

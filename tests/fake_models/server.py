@@ -52,6 +52,9 @@ class Settings:
     retry_after: int = 1  # seconds, on 429 answers
     failing_requests: int = 1  # transient: how many model requests fail before it recovers
     answered_before_hang: int = 1  # hang: model requests answered before the ones that hang
+    # solve: the right edit only when this text is in the request (a rule of the repo's
+    # CLAUDE.md / AGENTS.md reached the model), else the wrong one; None: always the right one
+    marker: str | None = None
 
 
 def route(method: str, path: str) -> tuple[str | None, str]:
@@ -117,8 +120,7 @@ class _Handler(BaseHTTPRequestHandler):
         if decision == "hang":
             return fake.hang()
         turn = api.turn(body)
-        step = plan(turn, fake.settings.wrong_edit if fake.settings.mode == "wrong"
-                    else fake.settings.edit)
+        step = plan(turn, fake.edit_for(body))
         ident = fake.ident()
         if not streamed:
             data = json.dumps(api.message(step, turn, model, ident)).encode()
@@ -258,8 +260,7 @@ class _Handler(BaseHTTPRequestHandler):
             fake.hang()
             return False
         turn = api.turn(body)
-        step = plan(turn, fake.settings.wrong_edit if fake.settings.mode == "wrong"
-                    else fake.settings.edit)
+        step = plan(turn, fake.edit_for(body))
         events = api.events(step, turn, model, fake.ident())
         if decision == "cut":
             self._ws_send(events[0][1])
@@ -392,6 +393,15 @@ class FakeModelServer:
 
     def ident(self) -> str:
         return f"fake{next(self._ids):04d}"
+
+    def edit_for(self, body) -> Edit:
+        """The edit the script makes for this request (see Settings.marker)."""
+        settings = self.settings
+        if settings.mode == "wrong":
+            return settings.wrong_edit
+        if settings.marker is not None and settings.marker not in json.dumps(body):
+            return settings.wrong_edit
+        return settings.edit
 
     def decide(self, streamed: bool) -> str:
         """What to do with the next model request: "ok", "cut", "hang" or an HTTP status."""

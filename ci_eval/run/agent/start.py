@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ci_eval import strict_json
 from ci_eval.agents.config import AgentConfig, env_problem, visible_env
+from ci_eval.agents.harness import WORKSPACE, Harness
 from ci_eval.agents.presets import PRESETS
 from ci_eval.agents.pricing import cost_from_pricing
 from ci_eval.output import (
@@ -42,6 +43,7 @@ from ci_eval.run.sandbox.requests import agent_request
 from ci_eval.run.sandbox.sandbox_program import FailureKind, read_failure
 from ci_eval.run.sandbox.views import kept_under, release_scratch, socket_folders
 from ci_eval.run.workspace.build import WorkspaceError, apply_output
+from ci_eval.run.workspace.harness_files import HARNESS_DIR_ENV, lay_home
 from ci_eval.tasks.model import Task, archive_dir, tasks_dir
 from ci_eval.tasks.upstream import pin_of
 
@@ -103,11 +105,16 @@ class RunPaths:
         return self._beside("checks")
 
     @property
+    def harness_dir(self) -> Path:
+        """A read-only copy of the agent's harness (CI_EVAL_HARNESS_DIR), hidden but for it."""
+        return self._beside("harness")
+
+    @property
     def pristine(self) -> Path:
         return self._beside("pristine")
 
     def all_paths(self) -> tuple[Path, ...]:
-        return (self.run_dir, self.log_file, self.checks_dir, self.pristine)
+        return (self.run_dir, self.log_file, self.checks_dir, self.pristine, self.harness_dir)
 
 
 def agent_env(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths) -> dict:
@@ -164,12 +171,18 @@ SCRIPT_SUFFIXES = (".py", ".sh", ".bash", ".js", ".mjs", ".cjs", ".ts", ".rb", "
 
 
 def resolve_command(command: tuple[str, ...], repo_root: Path, paths: RunPaths, env: dict, *,
-                    copy_scripts: bool = False) -> list[str]:
-    """The repo root is hidden from the agent, so the repo's files a command names are copied
-    next to the run: its program when that is a path and, with copy_scripts (argv commands, not
-    bash scripts), each argument naming a script of the repo (`python3 agents/my_agent.py`)
-    outside tasks/ and archive/, where the answers are. Each file is copied alone."""
+                    copy_scripts: bool = False, harness: Harness | None = None) -> list[str]:
+    """The repo root is hidden from the agent, so the repo's files a command names are run
+    from elsewhere: a file of the agent's harness from the harness's read-only copy
+    (paths.harness_dir, its siblings beside it: `python3 agent/main.py` imports agent/helpers.py);
+    any other file is copied alone next to the run: its program when that is a path and, with
+    copy_scripts (argv commands, not bash scripts), each argument naming a script of the repo
+    (`python3 agents/my_agent.py`) outside tasks/ and archive/, where the answers are."""
     argv = list(command)
+    laid = {f.key for f in harness.placed(WORKSPACE)} if harness else set()
+    for index, argument in enumerate(argv if copy_scripts else argv[:1]):
+        if not os.path.isabs(argument) and os.path.normpath(argument) in laid:
+            argv[index] = str(paths.harness_dir / os.path.normpath(argument))
     program = argv[0]
     if "/" in program:
         candidate = (Path(repo_root) / program).resolve()
@@ -248,9 +261,12 @@ def secret_values(agent: AgentConfig, environ=os.environ) -> list[str]:
 def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
               repo_root: Path, runs_base: Path, timeout: float,
               isolation: Isolation, hide: tuple[Path, ...] = (),
-              pricing: dict | None = None) -> AgentOutcome:
+              pricing: dict | None = None, harness: Harness | None = None) -> AgentOutcome:
     """Run the agent on paths.workspace. `hide`: more folders the sandboxed agent must not see,
-    such as the run's results folder when it lies outside the repo root (`--out /tmp/x`)."""
+    such as the run's results folder when it lies outside the repo root (`--out /tmp/x`).
+    `harness`: its workspace files are in the workspace already (attempt.py); here its home
+    entries go into the run's own HOME and its read-only copy (paths.harness_dir, laid by the
+    caller when the harness has files) is shown to the agent as CI_EVAL_HARNESS_DIR."""
     if agent.builtin == "noop":
         return AgentOutcome(AgentKind.DONE, 0.0)
     if agent.builtin == "reference":
@@ -262,6 +278,12 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
 
     env = agent_env(agent, task, run_no, paths)
     env.update(agent_home(agent, paths.home))
+    shown_harness: tuple[str, ...] = ()
+    if harness is not None and harness.files:
+        if agent.home == "run":
+            lay_home(harness, paths.home)
+        env[HARNESS_DIR_ENV] = str(paths.harness_dir)
+        shown_harness = (str(paths.harness_dir.resolve()),)
     add_secrets(secret_values(agent))  # masked in everything written from now on
     preset = PRESETS[agent.preset] if agent.preset else None
     try:
@@ -274,7 +296,7 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
                 raise FileNotFoundError(command[0])
         else:
             command = resolve_command(agent.command, repo_root, paths, env,
-                                      copy_scripts=not agent.shell)
+                                      copy_scripts=not agent.shell, harness=harness)
     except FileNotFoundError as exc:
         return AgentOutcome(AgentKind.INFRA, 0.0, f"agent command not found: {exc.args[0]}",
                             retryable=False)
@@ -286,7 +308,7 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
                                               runs_base=runs_base, run_dir=paths.run_dir,
                                               hide=(*hide, *sockets), home=env.get("HOME")
                                               if agent.home == "host" else None,
-                                              keep=kept_under(sockets))
+                                              keep=(*kept_under(sockets), *shown_harness))
         proxy = None
         if network_mode(agent, task) == "api-only":
             if request is None:
