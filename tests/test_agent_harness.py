@@ -482,7 +482,7 @@ def test_a_link_in_the_tasks_tree_where_the_harness_goes_is_never_followed(tmp_p
 
 def test_run_summaries_record_the_harness_and_the_dashboard_marks_a_change(repo_root, make_task,
                                                                             cli):
-    from ci_eval.render.site import site_data
+    from ci_eval.render.dashboard import dashboard_data
     from ci_eval.results.history import load_history
 
     make_task(repo_root)
@@ -496,6 +496,6 @@ def test_run_summaries_record_the_harness_and_the_dashboard_marks_a_change(repo_
         assert recorded.returncode == 0, recorded.stderr
     summaries = load_history(repo_root / "history")
     assert set(summaries[0].harness["files"]) == {"CLAUDE.md", "bot.py"}
-    runs = site_data(summaries)["runs"]
+    runs = dashboard_data(summaries)["runs"]
     assert [r["harness_changed"] for r in runs] == [False, False, True]
     assert runs[0]["harness"] == summaries[0].harness["digest"][:12]
