@@ -44,7 +44,7 @@ from ci_eval.importers.base import (
     kebab,
     metadata_json,
 )
-from ci_eval.output import read_user_file
+from ci_eval.output import UntrustedFile, read_capped, read_user_file
 from ci_eval.tasks.upstream import GIT_ENV, URL_PATTERN, UpstreamError
 from ci_eval.tasks.upstream import tree as upstream_tree
 
@@ -53,8 +53,11 @@ SUMMARY = "SWE-bench instances (JSON lines): repo, base_commit, patch, test_patc
 REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement",
             "FAIL_TO_PASS")
 TEST_FILES = "test-files"
-CHECKS = '''"""Imported from SWE-bench instance {instance!r}: the test patch's files put back as the
-instance has them, then its FAIL_TO_PASS / PASS_TO_PASS tests (metadata.json) run."""
+# No source text is spliced into this program: the instance id lives in metadata.json
+# (x-imported-from), the paths are repr()s of strings.
+CHECKS = '''"""Imported from a SWE-bench instance (metadata.json x-imported-from): the test patch's
+files put back as the instance has them, then its FAIL_TO_PASS / PASS_TO_PASS tests (metadata.json)
+run."""
 
 from ci_eval.checks import declared_tests, main, restore_from, run_tests
 
@@ -62,7 +65,7 @@ TEST_FILES = {paths!r}
 
 
 def tests():
-    restore_from("{folder}", TEST_FILES)
+    restore_from({folder!r}, TEST_FILES)
     return run_tests(*declared_tests())
 
 
@@ -153,7 +156,7 @@ def _task(instance: dict, fail_to_pass: list[str], pass_to_pass: list[str], toda
     files = {
         "prompt.md": instance["problem_statement"].rstrip("\n").encode() + b"\n",
         "metadata.json": metadata_json(metadata),
-        "checks.py": CHECKS.format(instance=instance_id, paths=sorted(test_files),
+        "checks.py": CHECKS.format(paths=sorted(test_files),
                                    folder=TEST_FILES).encode(),
         "solution/fix.patch": instance["patch"].encode(),
         **{f"{TEST_FILES}/{rel}": data for rel, data in test_files.items() if data is not None},
@@ -167,24 +170,58 @@ def _task(instance: dict, fail_to_pass: list[str], pass_to_pass: list[str], toda
 
 
 def _patched_files(base: Path, patch: str, src: Path, where: str) -> dict[str, bytes | None]:
-    """Each file the test patch touches, as it is after the patch (None: the patch deletes it)."""
+    """Each file the test patch touches, as it is after the patch (None: the patch deletes it).
+    No link is followed or made: a patch that creates a symbolic link (or a path that goes
+    through one in the base commit) is refused, naming the path."""
     scratch = Path(tempfile.mkdtemp(prefix="ci-eval-import-"))
     try:
         (scratch / "test.patch").write_text(patch)
         touched = _git_apply(scratch, ["--numstat", "-z", str(scratch / "test.patch")], src,
                              where, cwd=scratch)
         paths = [entry.split("\t", 2)[2] for entry in touched.split("\0") if entry.count("\t") >= 2]
+        summary = _git_apply(scratch, ["--summary", str(scratch / "test.patch")], src, where,
+                             cwd=scratch)
+        for line in summary.splitlines():
+            if SYMLINK_MODE in line.split():
+                raise UserError(f"test_patch makes a symbolic link ({line.strip()}): not "
+                                "imported (a link could point anywhere)", path=src, field=where)
         tree = scratch / "tree"
         tree.mkdir()
         for rel in paths:
+            if _linked(base, rel):
+                raise UserError(f"{rel}: goes through a symbolic link in the base commit (not "
+                                "followed)", path=src, field=where)
             if (base / rel).is_file():
                 (tree / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(base / rel, tree / rel)
+                shutil.copyfile(base / rel, tree / rel, follow_symlinks=False)
         _git_apply(scratch, [str(scratch / "test.patch")], src, where, cwd=tree)
-        return {rel: (tree / rel).read_bytes() if (tree / rel).is_file() else None
-                for rel in paths}
+        return {rel: _patched(tree, rel, src, where) for rel in paths}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+SYMLINK_MODE = "120000"
+
+
+def _linked(root: Path, rel: str) -> bool:
+    """Whether any component of root/rel is a symbolic link."""
+    path = root
+    for part in Path(rel).parts:
+        path = path / part
+        if path.is_symlink():
+            return True
+    return False
+
+
+def _patched(tree: Path, rel: str, src: Path, where: str) -> bytes | None:
+    if _linked(tree, rel):
+        raise UserError(f"{rel}: the test patch made it a symbolic link: not imported",
+                        path=src, field=where)
+    try:
+        data = read_capped(tree / rel, MAX_SOURCE_BYTES)
+    except UntrustedFile as exc:
+        raise UserError(str(exc), path=src, field=where) from None
+    return data
 
 
 def _git_apply(scratch: Path, args: list[str], src: Path, where: str, *, cwd: Path) -> str:
