@@ -1,6 +1,8 @@
 """The `docker run` argv of a judged container (pure): no network, every capability dropped,
-no-new-privileges, the task's pids / memory / cpus, a read-only root filesystem is NOT used
-(tests write where the image lets them), mounts as (host, container, read-only) triples."""
+no-new-privileges, the task's pids / memory / cpus, mounts as (host, container, read-only)
+triples. A checks.py container has a read-only root filesystem with empty tmpfs folders where
+programs expect to write (/tmp, /var/tmp, /run): one check step's process cannot leave a .pth,
+a sitecustomize or a patched pytest in the image's site-packages for the next step to load."""
 
 from __future__ import annotations
 
@@ -29,6 +31,8 @@ class ContainerSpec:
     network: str | None = "none"  # None: the engine's default network (agents)
     settings: DockerSettings = field(default_factory=DockerSettings)
     labels: dict[str, str] = field(default_factory=dict)
+    read_only: bool = False  # the image's root filesystem read-only (checks.py containers)
+    scratch: tuple[str, ...] = ()  # empty writable tmpfs folders (with read_only: /tmp, ...)
 
 
 def run_argv(spec: ContainerSpec) -> list[str]:
@@ -47,6 +51,11 @@ def run_argv(spec: ContainerSpec) -> list[str]:
     for mount in spec.mounts:
         option = f"type=bind,source={mount.source},target={mount.target}"
         argv += ["--mount", option + (",readonly" if mount.readonly else "")]
+    if spec.read_only:
+        argv += ["--read-only"]
+    for path in spec.scratch:  # in the memory limit: a tmpfs is counted in the cgroup's memory
+        argv += ["--tmpfs", f"{path}:rw,exec,nosuid,nodev,size={max(1, s.memory_mb // 2)}m,"
+                 "mode=1777"]
     for path in spec.tmpfs:
         argv += ["--tmpfs", f"{path}:ro,size=1m"]
     for key, value in sorted(spec.labels.items()):
