@@ -25,7 +25,7 @@ PAYLOADS = [f'x"""; open({MARK!r}, "w").write("1"); """',
             "x\\\"\"\"\n\nopen('/tmp/m')\n\"\"\""]
 # what a generated checks.py may call: the helpers and nothing else
 HELPERS = {"main", "file_equals", "regex_match", "shell_exit_zero", "task_dir", "restore_from",
-           "run_tests", "declared_tests", "run_declared_tests"}
+           "run_tests", "declared_tests", "run_declared_tests", "os.path.abspath", "' '.join"}
 
 
 def assert_inert(checks: Path, payload: str) -> None:
