@@ -135,3 +135,33 @@ def test_a_harbor_task_runs_as_harbor_runs_it(tmp_path, cli, busybox_image):  # 
                 (root / "results" / f"{item['task']}.jsonl").read_text().splitlines()]
     assert record["status"] == "pass", record["reason"]
     assert "correctness 1, performance 1" in record["reason"], record["reason"]
+
+
+def test_a_task_that_adds_a_user_gets_the_capabilities_back(tmp_path, cli, busybox_image):  # noqa: F811
+    """Harbor's containers keep the engine's default capabilities; ci-eval drops all and the
+    import gives back the few a task's scripts need to change users and owners."""
+    source = tmp_path / "source" / "add-a-user"
+    for folder in ("environment", "tests", "solution"):
+        (source / folder).mkdir(parents=True)
+    (source / "instruction.md").write_text("Make /app/owned.txt owned by uid 1000.\n")
+    (source / "task.toml").write_text('version = "1.0"\n')
+    (source / "environment" / "Dockerfile").write_text(f"FROM {BUSYBOX}\nWORKDIR /app\n")
+    (source / "solution" / "solve.sh").write_text(  # busybox-static has no adduser applet
+        "#!/bin/sh\nset -e\necho hi > /app/owned.txt\nchown 1000:1000 /app/owned.txt\n")
+    (source / "tests" / "test.sh").write_text(
+        "#!/bin/sh\nif [ \"$(stat -c %u /app/owned.txt 2>/dev/null)\" = 1000 ]; then r=1; "
+        "else r=0; fi\necho $r > /logs/verifier/reward.txt\n")
+    root = tmp_path / "root"
+    (root / "tasks").mkdir(parents=True)
+    imported = cli("import", "harbor", source, "--into", root, "--json")
+    assert imported.returncode == 0, imported.stderr
+    [item] = json.loads(imported.stdout)["imported"]
+    metadata = json.loads((root / "tasks" / item["task"] / "metadata.json").read_text())
+    assert metadata["docker"]["capabilities"] == ["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID",
+                                                  "SETGID"]
+    verified = cli("verify", "--root", root, "--runner", "docker", timeout=300)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    del metadata["docker"]["capabilities"]  # every capability dropped: chown is refused
+    (root / "tasks" / item["task"] / "metadata.json").write_text(json.dumps(metadata))
+    dropped = cli("verify", "--root", root, "--runner", "docker", timeout=300)
+    assert dropped.returncode == 1 and "Operation not permitted" in dropped.stdout, dropped.stdout

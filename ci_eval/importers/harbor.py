@@ -39,7 +39,7 @@ from ci_eval.importers.base import (
     metadata_json,
     read_tree,
 )
-from ci_eval.importers.harbor_keys import memory_mb, unsupported
+from ci_eval.importers.harbor_keys import capabilities, memory_mb, unsupported
 from ci_eval.output import read_user_file
 from ci_eval.tasks.model import MAX_TIMEOUT_SECONDS
 
@@ -166,6 +166,11 @@ def _task(folder: Path, data: dict, today: dt.date) -> ImportedTask:
                        ("memory_mb", _memory_mb(data, toml_path))):
         if value is not None:
             docker[key] = value
+    needed = capabilities(files)
+    if needed:
+        docker["capabilities"] = needed
+        task.warnings.append(f"its scripts change users or owners (useradd, chown, su): the "
+                             f"containers get {', '.join(needed)} back (docker.capabilities)")
     origin = {"format": NAME, "id": folder.name, "source": str(toml_path)}
     storage = _number(data, "environment", "storage_mb", toml_path, whole=True, most=1 << 30)
     if storage is not None:

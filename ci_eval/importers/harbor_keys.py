@@ -61,6 +61,21 @@ def memory_mb(value) -> int | None:
     return megabytes if 0 < megabytes <= 1048576 else None
 
 
+# what Harbor's containers may do (the engine's default capabilities) and ci-eval's drop, for
+# the scripts that need it: user and ownership changes
+_NEEDS_CAPABILITIES = re.compile(r"\b(useradd|adduser|groupadd|addgroup|usermod|chown|chgrp|"
+                                 r"su|sudo|runuser|setpriv|gosu)\b")
+CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID"]
+
+
+def capabilities(files: dict[str, bytes]) -> list[str]:
+    """The capabilities the task's scripts (solve.sh, test.sh, environment/ scripts) need back
+    from --cap-drop ALL: CAPABILITIES when one of them changes users or owners, else none."""
+    scripts = [data for name, data in files.items() if name.endswith(".sh")]
+    text = b"\n".join(scripts).decode("utf-8", errors="replace")
+    return list(CAPABILITIES) if _NEEDS_CAPABILITIES.search(text) else []
+
+
 def unsupported(data: dict, files: dict[str, bytes]) -> list[str]:
     """One warning per key or file of the task that is not carried over, naming it."""
     found = []

@@ -44,6 +44,8 @@ def run_argv(spec: ContainerSpec) -> list[str]:
             "--pids-limit", str(s.pids), "--memory", f"{s.memory_mb}m",
             "--memory-swap", f"{s.memory_mb}m", "--cpus", f"{s.cpus:g}",
             "--workdir", spec.workdir]
+    for capability in s.capabilities:  # the task's own few, from the engine's default set
+        argv += ["--cap-add", capability]
     if spec.network is not None:
         argv += ["--network", spec.network]
     if spec.user:
