@@ -78,7 +78,6 @@ def test_a_huge_sparse_workdir_is_refused_in_bounded_memory(tmp_path, cli, busyb
     shutil.rmtree(task / "repo-state")
     (task / "environment" / "Dockerfile").write_text(
         f"FROM {BUSYBOX}\nWORKDIR /app\nRUN truncate -s 1G /app/sparse.bin\n")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     proc = subprocess.run([sys.executable, "-m", "ci_eval", "verify", "--root", str(tmp_path),
                            "--runner", "docker"], capture_output=True, text=True, timeout=600,
                           env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])},
@@ -165,3 +164,18 @@ def test_a_task_that_adds_a_user_gets_the_capabilities_back(tmp_path, cli, busyb
     (root / "tasks" / item["task"] / "metadata.json").write_text(json.dumps(metadata))
     dropped = cli("verify", "--root", root, "--runner", "docker", timeout=300)
     assert dropped.returncode == 1 and "Operation not permitted" in dropped.stdout, dropped.stdout
+
+
+def test_a_harbor_image_s_entrypoint_runs_before_the_scripts(tmp_path, cli, busybox_image):  # noqa: F811
+    """dns-blacklisting's pattern: the entrypoint sets the machine up, then `exec "$@"`."""
+    task = harbor_task(tmp_path, "#!/bin/sh\nr=0\n[ -f /etc/entry-ran ] && [ -f solved ] && r=1\n"
+                                 "echo $r > /logs/verifier/reward.txt\n")
+    (task / "environment" / "entry").write_text(
+        "#!/bin/sh\necho ready > /etc/entry-ran\nexec \"$@\"\n")
+    (task / "environment" / "entry").chmod(0o755)
+    (task / "environment" / "Dockerfile").write_text(
+        f"FROM {BUSYBOX}\nCOPY entry /entry\nENTRYPOINT [\"/entry\"]\n")
+    (task / "solution" / "solve.sh").write_text(
+        "#!/bin/sh\n[ -f /etc/entry-ran ] && touch solved\n")
+    verified = cli("verify", "--root", tmp_path, "--runner", "docker", timeout=300)
+    assert verified.returncode == 0, verified.stdout + verified.stderr

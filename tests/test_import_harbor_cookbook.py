@@ -36,7 +36,7 @@ def test_the_cookbook_imports_and_names_what_it_drops(cli, repo_root):
     assert warned("mcp-tools", "[environment].mcp_servers not supported")
     assert warned("mcp-tools", "environment/docker-compose.yaml: compose sidecars are not started")
     assert warned("skills", "[environment].skills_dir not supported")
-    assert warned("dns-blacklisting", "ENTRYPOINT: not run")
+    assert warned("dns-blacklisting", "ENTRYPOINT: run with ci-eval's command as its arguments")
     assert not warned("simple-task", "not supported")
     folder = repo_root / "tasks" / imported["mcp-tools"]["task"]
     assert (folder / "solution" / "solve.sh").stat().st_mode & 0o777 == 0o755

@@ -110,6 +110,8 @@ def unsupported(data: dict, files: dict[str, bytes]) -> list[str]:
                      "(docs/docker.md \"Harbor tasks\")")
     dockerfile = files.get("environment/Dockerfile", b"").decode("utf-8", errors="replace")
     if re.search(r"^\s*ENTRYPOINT\b", dockerfile, re.MULTILINE | re.IGNORECASE):
-        found.append("environment/Dockerfile ENTRYPOINT: not run (ci-eval starts each container "
-                     "with its own command; a server or /etc/hosts entry it sets up is missing)")
+        found.append("environment/Dockerfile ENTRYPOINT: run with ci-eval's command as its "
+                     "arguments (solve.sh, test.sh), as an entrypoint ending in `exec \"$@\"` "
+                     "expects; one that never runs its arguments holds each container until "
+                     "its timeout")
     return found

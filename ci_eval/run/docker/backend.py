@@ -222,7 +222,8 @@ class DockerRunner:
                              tmpfs=tmpfs, env=env or {}, network=network, settings=settings,
                              user=(settings.user or image.user or None) if checks else None,
                              labels={"ci-eval.task": task.id}, read_only=read_only,
-                             scratch=SCRATCH if read_only else ())
+                             scratch=SCRATCH if read_only else (),
+                             keep_entrypoint=settings.verifier == "harbor" and image.entrypoint)
         return engine.run_container(run_argv(spec), name, timeout)
 
     def run_agent(self, agent, task: Task, run_no: int, paths, *, placement: str = "host",

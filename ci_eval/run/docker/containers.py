@@ -33,6 +33,9 @@ class ContainerSpec:
     labels: dict[str, str] = field(default_factory=dict)
     read_only: bool = False  # the image's root filesystem read-only (checks.py containers)
     scratch: tuple[str, ...] = ()  # empty writable tmpfs folders (with read_only: /tmp, ...)
+    # the image's ENTRYPOINT runs with the command as its arguments (Harbor: an entrypoint that
+    # sets up /etc/hosts or starts a server, then `exec "$@"`), instead of being replaced
+    keep_entrypoint: bool = False
 
 
 def run_argv(spec: ContainerSpec) -> list[str]:
@@ -56,12 +59,14 @@ def run_argv(spec: ContainerSpec) -> list[str]:
     if spec.read_only:
         argv += ["--read-only"]
     for path in spec.scratch:  # in the memory limit: a tmpfs is counted in the cgroup's memory
-        argv += ["--tmpfs", f"{path}:rw,exec,nosuid,nodev,size={max(1, s.memory_mb // 2)}m,"
-                 "mode=1777"]
+        size = max(1, s.memory_mb // 2)
+        argv += ["--tmpfs", f"{path}:rw,exec,nosuid,nodev,size={size}m,mode=1777"]
     for path in spec.tmpfs:
         argv += ["--tmpfs", f"{path}:ro,size=1m"]
     for key, value in sorted(spec.labels.items()):
         argv += ["--label", f"{key}={value}"]
     for key, value in sorted(spec.env.items()):
         argv += ["--env", f"{key}={value}"]
+    if spec.keep_entrypoint:
+        return [*argv, spec.image, *spec.command]
     return [*argv, "--entrypoint", spec.command[0], spec.image, *spec.command[1:]]

@@ -190,18 +190,22 @@ class ImageConfig:
     id: str  # the engine's image id (sha256:...)
     workdir: str  # "" when the image sets none
     user: str  # "" when the image sets none (root)
+    entrypoint: bool = False  # the image sets an ENTRYPOINT
 
 
 def image_config(tag: str) -> ImageConfig | None:
-    """The image's id, WORKDIR and USER; None when the engine holds no such image."""
+    """The image's id, WORKDIR, USER and whether it has an ENTRYPOINT; None when the engine
+    holds no such image."""
     proc = docker("image", "inspect", "--format",
-                  "{{.Id}}\n{{.Config.WorkingDir}}\n{{.Config.User}}", tag, check=False)
+                  "{{.Id}}\n{{.Config.WorkingDir}}\n{{.Config.User}}\n{{len .Config.Entrypoint}}",
+                  tag, check=False)
     if proc.returncode != 0:
         if b"No such image" in proc.stderr or b"no such image" in proc.stderr.lower():
             return None
         raise EngineError(last_line(proc.stderr) or "docker image inspect failed")
-    lines = (proc.stdout.decode(errors="replace").splitlines() + ["", "", ""])[:3]
-    return ImageConfig(*(line.strip() for line in lines))
+    lines = [line.strip() for line in
+             (proc.stdout.decode(errors="replace").splitlines() + ["", "", "", ""])[:4]]
+    return ImageConfig(*lines[:3], entrypoint=lines[3] not in ("", "0"))
 
 
 COPY_OUT_CAP_BYTES = 512 * 1024 * 1024  # of the tar stream of an image's WORKDIR
