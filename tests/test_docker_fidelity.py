@@ -87,6 +87,7 @@ def test_a_huge_sparse_workdir_is_refused_in_bounded_memory(tmp_path, cli, busyb
     last = proc.stderr.strip().splitlines()[-1]
     assert "task-001-probe" in last and "more than 512 MiB" in last, proc.stderr
     assert "Traceback" not in proc.stderr
+    print(f"peak RSS of the CLI and its children: {peak_kib // 1024} MiB")
     assert peak_kib < 400 * 1024, f"peak RSS {peak_kib} KiB"
 
 
