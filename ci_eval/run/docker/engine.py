@@ -197,7 +197,7 @@ def image_config(tag: str) -> ImageConfig | None:
     """The image's id, WORKDIR, USER and whether it has an ENTRYPOINT; None when the engine
     holds no such image."""
     proc = docker("image", "inspect", "--format",
-                  "{{.Id}}\n{{.Config.WorkingDir}}\n{{.Config.User}}\n{{len .Config.Entrypoint}}",
+                  "{{.Id}}\n{{.Config.WorkingDir}}\n{{.Config.User}}\n{{json .Config.Entrypoint}}",
                   tag, check=False)
     if proc.returncode != 0:
         if b"No such image" in proc.stderr or b"no such image" in proc.stderr.lower():
@@ -205,7 +205,7 @@ def image_config(tag: str) -> ImageConfig | None:
         raise EngineError(last_line(proc.stderr) or "docker image inspect failed")
     lines = [line.strip() for line in
              (proc.stdout.decode(errors="replace").splitlines() + ["", "", "", ""])[:4]]
-    return ImageConfig(*lines[:3], entrypoint=lines[3] not in ("", "0"))
+    return ImageConfig(*lines[:3], entrypoint=lines[3] not in ("", "null", "[]"))
 
 
 COPY_OUT_CAP_BYTES = 512 * 1024 * 1024  # of the tar stream of an image's WORKDIR
