@@ -68,3 +68,34 @@ def test_checks_containers_argv():
                                   keep_entrypoint=True))
     assert "--entrypoint" not in kept and kept[-3:] == ["img", "/bin/sh", "/tests/test.sh"]
     assert "--read-only" not in kept
+
+
+def test_read_back_follows_no_link_at_any_component(tmp_path):
+    from ci_eval.output import UntrustedFile, read_capped_beneath
+
+    logs, host = tmp_path / "logs", tmp_path / "host"
+    host.mkdir()
+    (host / "reward.txt").write_text("1")
+    (logs / "verifier").mkdir(parents=True)
+    (logs / "verifier" / "reward.txt").write_text("0")
+    assert read_capped_beneath(logs, "verifier/reward.txt", 16) == b"0"
+    assert read_capped_beneath(logs, "verifier/reward.json", 16) is None
+    assert read_capped_beneath(logs, "gone/reward.json", 16) is None
+    (logs / "verifier" / "reward.txt").unlink()
+    (logs / "verifier" / "reward.txt").symlink_to(host / "reward.txt")
+    with pytest.raises(UntrustedFile, match="reward.txt: is a symlink"):
+        read_capped_beneath(logs, "verifier/reward.txt", 16)
+    (logs / "verifier" / "reward.txt").unlink()
+    (logs / "verifier").rmdir()
+    (logs / "verifier").symlink_to(host)
+    with pytest.raises(UntrustedFile, match="verifier: is a symlink"):
+        read_capped_beneath(logs, "verifier/reward.txt", 16)
+    (logs / "verifier").unlink()
+    (logs / "verifier").write_text("a file")
+    with pytest.raises(UntrustedFile, match="verifier: is not a folder"):
+        read_capped_beneath(logs, "verifier/reward.txt", 16)
+    (logs / "verifier").unlink()
+    (logs / "verifier").mkdir()
+    (logs / "verifier" / "reward.txt").write_text("9" * 17)
+    with pytest.raises(UntrustedFile, match="cap"):
+        read_capped_beneath(logs, "verifier/reward.txt", 16)
