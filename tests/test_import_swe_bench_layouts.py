@@ -3,12 +3,14 @@ as published (`repo: owner/name`) imported from a local mirror (`--mirror owner/
 record edited), a src-layout repository whose tests need its conftest.py fixtures: the tests
 import the workspace's package from src/, the fixtures load from the pristine conftest.py (an
 agent's conftest.py that rewrites them is never loaded), and `validate` reports the import's
-to-do until the marker line is deleted."""
+to-do until the marker line is deleted; and the same on the docker runner (issue 36 item 10)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
+
+from docker_helpers import PYTHON, docker_engine, python_image  # noqa: F401 - fixtures
 
 from ci_eval.importers.base import file_patch
 
@@ -104,3 +106,26 @@ def test_bad_mirrors_are_bad_input(cli, repo_root, tmp_path):
     other = cli("import", "harbor", tmp_path, "--mirror", f"acme/calc={bare}", cwd=repo_root)
     assert other.returncode == 2 and "--mirror" in other.stderr
     assert list((repo_root / "tasks").iterdir()) == []
+
+
+def test_the_imported_instance_verifies_on_the_docker_runner(cli, repo_root, tmp_path,
+                                                             python_image):  # noqa: F811
+    """The same instance in an image of the team's (python3 and pytest): the workspace is the
+    base commit's tree, the checks run in a fresh read-only container of that image."""
+    bare, base = mirror(tmp_path)
+    source = tmp_path / "instances.jsonl"
+    source.write_text(json.dumps(record(base)) + "\n")
+    env = {"CI_EVAL_UPSTREAM_CACHE": str(tmp_path / "cache")}
+    result = cli("import", "swe-bench", source, "--mirror", f"acme/calc={bare}", "--json",
+                 cwd=repo_root, env=env, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    [item] = json.loads(result.stdout)["imported"]
+    task = repo_root / "tasks" / item["task"]
+    (task / "environment").mkdir()
+    (task / "environment" / "Dockerfile").write_text(f"FROM {PYTHON}\n")
+    (task / "negatives").mkdir()
+    (task / "negatives" / "weaker-fixtures.sh").write_text(
+        f"cat > tests/conftest.py <<'E'\n{WEAK_CONFTEST}E\n")
+    verified = cli("verify", "--runner", "docker", cwd=repo_root, env=env, timeout=600)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "FAIL    PASS    tests/test_calc.py::test_numbers" in verified.stdout, verified.stdout

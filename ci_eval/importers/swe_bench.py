@@ -208,9 +208,10 @@ def _task(instance: dict, fail_to_pass: list[str], pass_to_pass: list[str], toda
     }
     environment = (f"the environment: {instance['repo']} at {commit[:12]}"
                    + (f" (version {instance['version']})" if instance.get("version") else "")
-                   + " with its test dependencies, importable by the interpreter that runs "
-                   "ci-eval (name the commands it needs in metadata.json requires); pinned tasks "
-                   "run on the local runner only for now")
+                   + " with its test dependencies and pytest: importable by the interpreter "
+                   "that runs ci-eval (local runner; name the commands it needs in metadata.json "
+                   "requires), or installed in an image built from environment/Dockerfile "
+                   "(--runner docker, docs/tasks-beyond-python.md)")
     task = ImportedTask(instance_id, kebab(instance_id), files, todo=[environment])
     if src_layout:
         task.warnings.append("src layout: the tests run with the workspace's src/ first on the "

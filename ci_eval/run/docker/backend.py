@@ -29,6 +29,8 @@ from ci_eval.run.sandbox.process import ProcessResult
 from ci_eval.run.sandbox.requests import CHECKS_HIDDEN_PARTS
 from ci_eval.run.workspace.build import WorkspaceError, apply_patch
 from ci_eval.tasks.model import PATCH_SUFFIXES, Task
+from ci_eval.tasks.upstream import UpstreamError, pin_of
+from ci_eval.tasks.upstream import tree as upstream_tree
 
 LIB_MOUNT = "/ci-eval/lib"  # ci-eval's own package, read-only
 TASK_MOUNT = "/ci-eval/task"  # the task folder, read-only, solution/ and negatives/ masked
@@ -79,6 +81,12 @@ class DockerRunner:
         """The folder a workspace starts from: repo-state/, or the image's WORKDIR contents
         (copied out once per image id, kept in the cache folder for later invocations)."""
         settings = docker_settings(task)
+        pin = pin_of(task.metadata)
+        if pin and settings.workspace != "image":  # as the local runner: the commit's tree
+            try:
+                return upstream_tree(task.id, *pin)
+            except UpstreamError as exc:
+                raise WorkspaceError(str(exc)) from None
         if settings.workspace != "image":
             return task.repo_state
         image = self.image(task)
