@@ -21,7 +21,7 @@ import os
 import secrets
 import stat
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ci_eval.errors import UserError
 
@@ -145,10 +145,41 @@ class UntrustedFile(ValueError):
     """A file that is not a plain, small enough regular file; the message says what it is."""
 
 
-def read_capped(path: Path | str, cap: int) -> bytes | None:
+def read_capped_beneath(root: Path | str, rel: str, cap: int) -> bytes | None:
+    """read_capped of root/rel where no component below `root` may be a link either (a folder
+    the agent's code replaced by a link to a host path): each folder opened with O_NOFOLLOW
+    from the one above. None when a component is missing."""
+    parts = PurePosixPath(rel).parts
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        for part in parts[:-1]:
+            try:
+                below = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                dir_fd=fd)
+            except FileNotFoundError:
+                return None
+            except OSError as exc:
+                try:
+                    linked = exc.errno == errno.ELOOP or stat.S_ISLNK(
+                        os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode)
+                except OSError:
+                    linked = False
+                what = ("is a symlink (not followed)" if linked
+                        else "is not a folder" if exc.errno == errno.ENOTDIR
+                        else f"cannot open ({exc.strerror})")
+                raise UntrustedFile(f"{part}: {what}") from None
+            os.close(fd)
+            fd = below
+        return read_capped(parts[-1], cap, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def read_capped(path: Path | str, cap: int, *, dir_fd: int | None = None) -> bytes | None:
     name = Path(path).name
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     dir_fd=dir_fd)
     except FileNotFoundError:
         return None
     except OSError as exc:

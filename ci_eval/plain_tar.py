@@ -19,21 +19,46 @@ def _escapes(name: str) -> bool:
     return name.startswith("/") or ".." in PurePosixPath(name).parts
 
 
+def _plain(member: tarfile.TarInfo) -> bool:
+    """Whether `member` is kept (see plain_members); a kept one is made plain in place."""
+    if _escapes(member.name) or (member.issym() and _escapes(member.linkname)):
+        return False
+    if member.isdir() or member.isfile() or member.issym():
+        member.mode &= 0o777
+        member.uid, member.gid = os.getuid(), os.getgid()
+        member.uname = member.gname = ""
+        return True
+    return False
+
+
 def plain_members(archive: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
     """Folders, regular files and symbolic links that stay inside (no device, fifo or hard
     link, no absolute or `..` name or link target). Permission bits are kept, setuid, setgid
     and sticky are not (unpacked as root, a setuid file would be root's); owners become this
     process's own."""
     for member in archive.getmembers():
-        if _escapes(member.name) or (member.issym() and _escapes(member.linkname)):
-            continue
-        if member.isdir() or member.isfile() or member.issym():
-            member.mode &= 0o777
-            member.uid, member.gid = os.getuid(), os.getgid()
-            member.uname = member.gname = ""
+        if _plain(member):
             yield member
 
 
 def extract_plain(archive: tarfile.TarFile, target: Path) -> None:
     """Unpack the plain members of `archive` into `target`."""
     archive.extractall(target, members=plain_members(archive), **_SCREENED)
+
+
+def extract_plain_stream(archive: tarfile.TarFile, target: Path) -> None:
+    """extract_plain for an archive opened as a stream (mode "r|", nothing held in memory):
+    each member screened and unpacked as it arrives; folders stay writable until the end,
+    then get their own modes (as extractall does)."""
+    folders = []
+    for member in archive:
+        if not _plain(member):
+            continue
+        if member.isdir():
+            folders.append((member.name, member.mode))
+            member.mode |= 0o700
+        archive.extract(member, target, **_SCREENED)
+    for name, mode in reversed(folders):
+        path = Path(target) / name
+        if path.is_dir() and not path.is_symlink():
+            os.chmod(path, mode)

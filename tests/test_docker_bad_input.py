@@ -116,6 +116,11 @@ def test_no_engine_is_an_error_naming_the_task(tmp_path, cli):
     (b"1", b'{"reward": 0}', 1.0, True),  # reward.txt first, as Harbor reads it
     (None, b'{"reward": 1.0, "tests": 3}', 1.0, True),
     (None, b'{"reward": true}', None, False),
+    # Harbor's multi-key rewards (its cookbook's multi-reward recipe): every one must be full
+    (None, b'{"correctness": 1, "performance": 0}', 0.0, False),
+    (None, b'{"correctness": 1, "performance": 1.0}', 1.0, True),
+    (None, b'{"correctness": 1, "performance": "fast"}', None, False),
+    (None, b'{}', None, False),
     (b"nan", None, None, False),
     (b"yes", None, None, False),
     (None, b"[1]", None, False),

@@ -24,6 +24,20 @@ def tarfile_kind(request, monkeypatch):
     return request.param
 
 
+@pytest.fixture(params=["random-access", "stream"])
+def extract(request):
+    """extract_plain, and extract_plain_stream on the same bytes read as a stream ("r|": the
+    docker runner's copy-out of an image's WORKDIR, never held in memory)."""
+    def unpack(archive: tarfile.TarFile, target) -> None:
+        if request.param == "random-access":
+            plain_tar.extract_plain(archive, target)
+            return
+        archive.fileobj.seek(0)
+        with tarfile.open(fileobj=archive.fileobj, mode="r|") as stream:
+            plain_tar.extract_plain_stream(stream, target)
+    return unpack
+
+
 def _tar(members: list[tuple[tarfile.TarInfo, bytes | None]]) -> tarfile.TarFile:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as archive:
@@ -45,11 +59,11 @@ def _entry(name: str, kind: bytes, linkname: str = "") -> tuple[tarfile.TarInfo,
     return info, None
 
 
-def test_plain_members_are_unpacked_with_their_modes_and_this_process_as_owner(tmp_path):
+def test_plain_members_are_unpacked_with_their_modes_and_this_process_as_owner(tmp_path, extract):
     target = tmp_path / "out"
     archive = _tar([_entry("pkg", tarfile.DIRTYPE), _file("pkg/run.sh", b"#!/bin/sh\n", 0o755),
                     _file("pkg/data.txt", b"data"), _entry("pkg/alias", tarfile.SYMTYPE, "data.txt")])
-    plain_tar.extract_plain(archive, target)
+    extract(archive, target)
     assert (target / "pkg" / "data.txt").read_bytes() == b"data"
     assert stat.S_IMODE((target / "pkg" / "run.sh").stat().st_mode) == 0o755
     assert os.readlink(target / "pkg" / "alias") == "data.txt"
@@ -70,23 +84,24 @@ ABSOLUTE = "@TMP@/absolute-escape"  # made absolute under the test's tmp_path
     _entry("fifo", tarfile.FIFOTYPE),
 ], ids=["absolute", "dot-dot", "nested-dot-dot", "link-absolute", "link-up", "hard-link",
         "device", "fifo"])
-def test_a_member_that_leaves_the_target_or_is_no_plain_file_is_left_out(tmp_path, member):
+def test_a_member_that_leaves_the_target_or_is_no_plain_file_is_left_out(tmp_path, member,
+                                                                           extract):
     target = tmp_path / "deep" / "out"
     info, data = copy.copy(member[0]), member[1]  # the parameter is shared by every run
     info.name = info.name.replace("@TMP@", str(tmp_path))
-    plain_tar.extract_plain(_tar([(info, data), _file("kept.txt")]), target)
+    extract(_tar([(info, data), _file("kept.txt")]), target)
     assert sorted(p.name for p in target.iterdir()) == ["kept.txt"]
     assert not any(p.name.endswith("escape") for p in tmp_path.rglob("*"))
     assert not (tmp_path / "absolute-escape").exists()
 
 
-def test_setuid_setgid_and_sticky_bits_are_dropped_and_permissions_kept(tmp_path):
+def test_setuid_setgid_and_sticky_bits_are_dropped_and_permissions_kept(tmp_path, extract):
     """Unpacked as root, a setuid file of the archive's would be a setuid-root program in the
     workspace (tarfile's "data" filter drops these bits too; the screen does it on every Python)."""
     target = tmp_path / "out"
-    archive = _tar([_file("tool", b"#!/bin/sh\n", 0o6755),
-                    (_entry("shared", tarfile.DIRTYPE)[0], None)])
-    archive.getmember("shared").mode = 0o1777
-    plain_tar.extract_plain(archive, target)
+    shared = _entry("shared", tarfile.DIRTYPE)[0]
+    shared.mode = 0o1777
+    archive = _tar([_file("tool", b"#!/bin/sh\n", 0o6755), (shared, None)])
+    extract(archive, target)
     assert stat.S_IMODE((target / "tool").stat().st_mode) == 0o755
     assert stat.S_IMODE((target / "shared").stat().st_mode) == 0o777

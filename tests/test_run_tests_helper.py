@@ -122,6 +122,29 @@ def test_project_config_uses_the_pristine_ini_not_the_agents(project, tmp_path):
     assert not result.ok and "FAILED" in result.reason, result.reason
 
 
+def test_project_config_on_a_pinned_task_names_its_folder(project, tmp_path):
+    """A task pinned to an upstream commit has no repo-state/: project_config=True is a failed
+    check saying so (it crashed), and project_config="FOLDER" takes the pristine conftest.py
+    from that folder of the task, never the agent's."""
+    import shutil
+
+    task = tmp_path / "task"
+    shutil.move(task / "repo-state", task / "test-files")
+    (task / "test-files" / "tests" / "conftest.py").write_text(
+        "import pytest\n\n@pytest.fixture\ndef two():\n    return 2\n")
+    (project / "tests" / "test_calc.py").write_text(
+        "from calc import add\n\ndef test_two(two):\n    assert add(two, two) == 4\n")
+    (project / "tests" / "conftest.py").write_text(  # the agent's: add(0, 0) == 0 passes
+        "import pytest\n\n@pytest.fixture\ndef two():\n    return 0\n")
+    wanted = ["tests/test_calc.py::test_two"]
+    crashed = run_tests(fail_to_pass=wanted, project_config=True)
+    assert not crashed.ok and "no repo-state/" in crashed.reason, crashed.reason
+    judged = run_tests(fail_to_pass=wanted, project_config="test-files")
+    assert not judged.ok and "FAILED" in judged.reason, judged.reason
+    (project / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    assert run_tests(fail_to_pass=wanted, project_config="test-files").ok
+
+
 # --- the tamper sentinel leaves an honest session as pytest reports it ---------------------------
 
 COLLECTION_ERROR = "from calc import missing\n\ndef test_x():\n    pass\n"

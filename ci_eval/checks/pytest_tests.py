@@ -14,7 +14,13 @@ from pathlib import Path
 
 import ci_eval
 from ci_eval.checks.result import CheckResult, tail, tests_result
-from ci_eval.checks.task_folder import declared_tests, report_dir, restore_pristine, task_dir
+from ci_eval.checks.task_folder import (
+    declared_tests,
+    report_dir,
+    restore_from,
+    restore_pristine,
+    task_dir,
+)
 from ci_eval.grading.testids import judge_tests
 from ci_eval.run.checks.pytest_report import (
     ReportError,
@@ -58,7 +64,7 @@ _report_numbers = itertools.count(1)
 
 
 def run_pytest(args: Iterable[str] = (), *, plugins: Iterable[str] = (),
-               project_config: bool = False, workspace_config: bool = False,
+               project_config: bool | str = False, workspace_config: bool = False,
                timeout: float = 120, cwd: str | os.PathLike | None = None) -> PytestRun:
     """Run pytest in the workspace with `args` and read each test's outcome from its structured
     report. Installed plugins are not auto-loaded (name the ones the tests need in `plugins`,
@@ -69,6 +75,8 @@ def run_pytest(args: Iterable[str] = (), *, plugins: Iterable[str] = (),
     edited one put back). workspace_config=True runs pytest as plain `python -m pytest` would,
     with whatever configuration the folder holds: for tasks whose deliverable IS that
     configuration (the outcomes still come from the report, never from the printed text).
+    project_config="FOLDER": the same, from the task folder's FOLDER instead of repo-state/ (a
+    task pinned to an upstream commit keeps its pristine conftest.py and ini files there).
     Nothing of the agent's loads in the harness's stead (ci_eval/run/checks/pytest_session.py: no
     bytecode cache, no entry point, no user site-packages), and two sentinel tests with ids drawn
     for this session, one that must fail, tell a forged report apart ("test outcomes were
@@ -78,9 +86,16 @@ def run_pytest(args: Iterable[str] = (), *, plugins: Iterable[str] = (),
     if workspace_config:
         config_args = []
     elif project_config:
-        restore_pristine(conftests_on_the_way(args))
+        # a task pinned to an upstream commit has no repo-state/: it names the folder of its
+        # pristine project files instead (project_config="test-files", as swe-bench imports do)
+        pristine = project_config if isinstance(project_config, str) else "repo-state"
+        if not (task_dir() / pristine).is_dir():
+            return PytestRun(None, None, "", f"project_config: the task has no {pristine}/ to "
+                             "take the pristine pytest configuration from (a task pinned to an "
+                             "upstream commit names its folder: project_config=\"FOLDER\")")
+        restore_from(pristine, conftests_on_the_way(args))
         # confcutdir: no conftest.py from above the workspace (/tmp, HOME: earlier steps write)
-        config_args = ["-c", pristine_ini(task_dir() / "repo-state"), "--rootdir", ".",
+        config_args = ["-c", pristine_ini(task_dir() / pristine), "--rootdir", ".",
                        "--confcutdir", "."]
     else:
         config_args = ["--noconftest", "-c", os.devnull, "--rootdir", "."]
@@ -124,7 +139,7 @@ def run_tests(
     restore: Iterable[str] = (),
     args: Iterable[str] = (),
     plugins: Iterable[str] = (),
-    project_config: bool = False,
+    project_config: bool | str = False,
     timeout: float = 120,
 ) -> CheckResult:
     """Run pytest on the named tests; every one must PASS (skipped, xfail or missing fails).

@@ -39,6 +39,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--into", metavar="ROOT", default=None,
                         help="repo root to write into (default: --root, or the repo found "
                         "upward from here); its tasks/ is created when missing")
+    parser.add_argument("--mirror", metavar="OWNER/NAME=PATH", action="append", default=[],
+                        help="swe-bench: fetch OWNER/NAME's commits from the local copy at PATH "
+                        "(a clone or bare repository) instead of github.com; the tasks keep the "
+                        "published URL (repeatable)")
     add_root_argument(parser)
     add_today_argument(parser, "the imported tasks' created date (default: today, UTC)")
     add_json_argument(parser, "print a JSON report")
@@ -61,7 +65,15 @@ def run(args: argparse.Namespace) -> int:
     importer = FORMATS[args.format]
     today = parse_day(args.today, field="--today")
     src = Path(args.src)
-    conversion = importer.convert(src, today=today, already=imported_already(root, args.format))
+    options = {}
+    if args.mirror and args.format != "swe-bench":
+        raise UserError("only the swe-bench format fetches repositories", field="--mirror")
+    if args.mirror:
+        from ci_eval.importers.swe_bench import parse_mirrors
+
+        options["mirrors"] = parse_mirrors(args.mirror)
+    conversion = importer.convert(src, today=today, already=imported_already(root, args.format),
+                                  **options)
     base_file = baseline_path(root)
     taken = list(load_baseline(base_file).entries) if base_file.is_file() else []
     written = write_tasks(root, conversion.tasks, also_taken=taken,

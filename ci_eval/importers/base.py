@@ -116,6 +116,13 @@ def kebab(text: str) -> str:
     return name[:60].strip("-") or "imported"
 
 
+def executable_files(folder: Path) -> set[str]:
+    """The relative paths of the files under `folder` with an execute bit (links not followed):
+    imported as 0755 (setuid, setgid and sticky never are)."""
+    return {path.relative_to(folder).as_posix() for path in Path(folder).rglob("*")
+            if not path.is_symlink() and path.is_file() and path.lstat().st_mode & 0o111}
+
+
 def read_tree(folder: Path, *, label: str) -> dict[str, bytes]:
     """Every file under `folder` (relative path -> bytes), sorted; UserError for a link or a
     special file (not imported: it could point anywhere) or more than MAX_SOURCE_BYTES."""

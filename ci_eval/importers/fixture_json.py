@@ -240,7 +240,7 @@ def _task(data: dict, task_file: Path, folder: Path, today: dt.date) -> Imported
             raise UserError(f"expected/{wanted} is missing (file_equals compares with it)",
                             path=folder, field=json_path(["verifier", "args", "path"]))
         files[f"expected/{wanted}"] = expected[wanted]
-    files["checks.py"] = checks_text(data["id"], name, args).encode("utf-8")
+    files["checks.py"] = checks_text(name, args).encode("utf-8")
     patch = file_patch(buggy, expected) if expected is not None else ""
     if patch:
         files["solution/fix.patch"] = patch.encode("utf-8")
@@ -277,10 +277,11 @@ def folder_name(source_id: str) -> str:
     return TASK_NUMBER_PREFIX.sub("", name, count=1) if TASK_NUMBER_PREFIX.match(name) else name
 
 
-def checks_text(source_id: str, name: str, args: dict) -> str:
+def checks_text(name: str, args: dict) -> str:
     """checks.py calling the ci_eval.checks helper with the upstream semantics."""
-    head = (f'"""Imported from the fixture-json task {source_id!r}: verifier {name}, with its '
-            "upstream semantics\n"
+    # no source text in the docstring: the id is in metadata.json, the arguments are repr()s
+    head = (f'"""Imported from a fixture-json task (metadata.json x-imported-from): verifier '
+            f"{name}, with its\nupstream semantics\n"
             "(so every verdict is the original harness's, its false positives and negatives "
             'included)."""\n\n')
     if name == "file_equals":

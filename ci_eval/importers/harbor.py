@@ -33,11 +33,13 @@ from ci_eval.importers.base import (
     ImportedTask,
     Skipped,
     difficulty_value,
+    executable_files,
     kebab,
     marked_folders,
     metadata_json,
     read_tree,
 )
+from ci_eval.importers.harbor_keys import capabilities, memory_mb, unsupported
 from ci_eval.output import read_user_file
 from ci_eval.tasks.model import MAX_TIMEOUT_SECONDS
 
@@ -54,13 +56,26 @@ KEPT_FOLDERS = ("environment", "tests", "solution")
 
 
 def convert(src: Path, *, today: dt.date, already: Mapping[str, str] = {}) -> Conversion:
+    """Every Harbor task of SRC; a folder that cannot be imported (a multi-step task, a missing
+    or malformed file) is skipped with the reason when SRC holds several, and is the error
+    when SRC is that one task."""
     result = Conversion()
-    for folder in source_tasks(Path(src)):
+    folders = source_tasks(Path(src))
+    for folder in folders:
         source_id = folder.name
         if source_id in already:
             result.skipped.append(Skipped(source_id, f"already imported as {already[source_id]}"))
             continue
-        result.tasks.append(_task(folder, _task_toml(folder / TOML), today))
+        try:
+            data = _task_toml(folder / TOML)
+            if data.get("steps"):
+                raise UserError("a multi-step task ([[steps]]): not supported (import each "
+                                "step as a task of its own)", path=folder / TOML, field="steps")
+            result.tasks.append(_task(folder, data, today))
+        except UserError as exc:
+            if len(folders) == 1:
+                raise
+            result.skipped.append(Skipped(source_id, str(exc)))
     return result
 
 
@@ -96,6 +111,18 @@ def _number(data: dict, table: str, key: str, path: Path, *, whole: bool = False
     return int(value) if whole else float(value)
 
 
+def _memory_mb(data: dict, path: Path) -> int | None:
+    """[environment] memory_mb, or memory as Harbor writes it ("2G", "512M", a number of MB)."""
+    environment = data.get("environment", {})
+    if "memory" in environment and "memory_mb" not in environment:
+        found = memory_mb(environment["memory"])
+        if found is None:
+            raise UserError(f"expected a size such as \"2G\" or \"512M\", got "
+                            f"{environment['memory']!r}", path=path, field="[environment].memory")
+        return found
+    return _number(data, "environment", "memory_mb", path, whole=True, most=1048576)
+
+
 def _task(folder: Path, data: dict, today: dt.date) -> ImportedTask:
     toml_path = folder / TOML
     instruction = folder / "instruction.md"
@@ -114,6 +141,9 @@ def _task(folder: Path, data: dict, today: dt.date) -> ImportedTask:
                           read_tree(folder / part, label=f"{part}/").items()})
     task = ImportedTask(folder.name, kebab(folder.name), files)
     task.executable.update(name for name in files if name.endswith(".sh"))
+    for part in KEPT_FOLDERS:  # a COPY'd busybox, an entrypoint script: their modes kept
+        if (folder / part).is_dir():
+            task.executable.update(f"{part}/{rel}" for rel in executable_files(folder / part))
     if not (folder / "solution").is_dir():
         task.todo.append("solution/solve.sh: the source has no solution/; write one that makes "
                          "tests/test.sh write reward 1")
@@ -133,10 +163,14 @@ def _task(folder: Path, data: dict, today: dt.date) -> ImportedTask:
     for key, value in (("build_timeout_seconds", _number(data, "environment", "build_timeout_sec",
                                                           toml_path)),
                        ("cpus", _number(data, "environment", "cpus", toml_path, most=256)),
-                       ("memory_mb", _number(data, "environment", "memory_mb", toml_path,
-                                             whole=True, most=1048576))):
+                       ("memory_mb", _memory_mb(data, toml_path))):
         if value is not None:
             docker[key] = value
+    needed = capabilities(files)
+    if needed:
+        docker["capabilities"] = needed
+        task.warnings.append(f"its scripts change users or owners (useradd, chown, su): the "
+                             f"containers get {', '.join(needed)} back (docker.capabilities)")
     origin = {"format": NAME, "id": folder.name, "source": str(toml_path)}
     storage = _number(data, "environment", "storage_mb", toml_path, whole=True, most=1 << 30)
     if storage is not None:
@@ -146,6 +180,7 @@ def _task(folder: Path, data: dict, today: dt.date) -> ImportedTask:
     ignored = sorted(p.name for p in folder.iterdir() if p.name not in KNOWN_ENTRIES)
     if ignored:
         task.warnings.append(f"not imported: {', '.join(ignored)}")
+    task.warnings.extend(unsupported(data, files))
     metadata = {"difficulty": difficulty, "area": category.strip(),
                 "tags": list(dict.fromkeys(["imported", NAME, *(t.strip() for t in tags)])),
                 "created": today.isoformat(), "runner": "docker", "docker": docker,

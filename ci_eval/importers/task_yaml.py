@@ -159,7 +159,7 @@ def _task(data: dict, folder: Path, args: list[str], today: dt.date) -> Imported
              for rel, content in read_tree(folder / "repo", label="repo/").items()}
     task = ImportedTask(data["id"], kebab(data["id"]), files)
     files["prompt.md"] = (data["problem_statement"].strip() + "\n").encode("utf-8")
-    files["checks.py"] = checks_text(data["id"], data["test_command"], args).encode("utf-8")
+    files["checks.py"] = checks_text(args).encode("utf-8")
     golden = folder / "golden_patch.diff"
     if golden.is_file() and not golden.is_symlink():
         files["solution/golden_patch.diff"] = read_user_file(golden)
@@ -219,10 +219,12 @@ def _rubric(path: Path) -> bytes:
             + text).encode("utf-8")
 
 
-def checks_text(source_id: str, command: str, args: list[str]) -> str:
-    return (f'"""Imported from the task-yaml task {source_id!r}: its declared tests, run as its '
-            f"test_command\n({command}) ran them, with the project's pytest configuration as "
-            "repo/ has it.\nOutcomes come from pytest's structured report (SWE-bench "
+def checks_text(args: list[str]) -> str:
+    # no source text in the docstring (the id and test_command are in metadata.json's
+    # x-imported-from); the arguments are a repr() of a list of strings
+    return ('"""Imported from a task-yaml task (metadata.json x-imported-from): its declared '
+            "tests, run as its\ntest_command ran them, with the project's pytest configuration "
+            "as repo/ has it.\nOutcomes come from pytest's structured report (SWE-bench "
             'semantics: ci_eval/grading/testids.py)."""\n\n'
             "from ci_eval.checks import main, run_declared_tests\n\n"
             f"main(lambda: run_declared_tests(project_config=True, args={args!r}))\n")

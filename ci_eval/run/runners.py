@@ -115,9 +115,6 @@ class Runners:
         anything runs: a failure is bad input naming the task, exit 2, never a failed run."""
         for task in tasks:  # every pinned commit fetched up front: a failure is exit 2
             pin = pin_of(task.metadata)
-            if pin and self.name_for(task) == "docker":
-                raise UserError(f"{task.id}: a task pinned to an upstream commit runs on the "
-                                "local runner only (for now)", field="runner")
             if pin:
                 try:
                     upstream_tree(task.id, *pin)

@@ -81,29 +81,31 @@ def _has_commit(bare: Path, commit: str) -> bool:
     return done.returncode == 0
 
 
-def fetch(task_id: str, url: str, commit: str) -> Path:
-    """The bare cache holding `commit` of `url`, fetched when it is not there yet."""
+def fetch(task_id: str, url: str, commit: str, *, source: str | None = None) -> Path:
+    """The bare cache holding `commit` of `url`, fetched when it is not there yet (from
+    `source`, a local mirror's file:// URL, instead of `url` when given)."""
     bare = _bare(url)
     if _has_commit(bare, commit):
         return bare
+    origin = source or url
     try:
-        done = _git(["fetch", "-q", "--depth", "1", "--no-tags", "origin", commit], bare)
+        done = _git(["fetch", "-q", "--depth", "1", "--no-tags", source or "origin", commit], bare)
     except subprocess.TimeoutExpired:
-        raise UpstreamError(f"{task_id}: fetching {commit} from {url} did not finish within "
+        raise UpstreamError(f"{task_id}: fetching {commit} from {origin} did not finish within "
                             f"{FETCH_TIMEOUT}s") from None
     if done.returncode or not _has_commit(bare, commit):
         said = done.stderr.decode(errors="replace").strip().splitlines()
-        raise UpstreamError(f"{task_id}: cannot fetch commit {commit} from {url}"
+        raise UpstreamError(f"{task_id}: cannot fetch commit {commit} from {origin}"
                             + (f": {said[-1]}" if said else ""))
     return bare
 
 
-def tree(task_id: str, url: str, commit: str) -> Path:
+def tree(task_id: str, url: str, commit: str, *, source: str | None = None) -> Path:
     """A folder holding the files of `commit` and nothing else (made once per commit)."""
     folder = cache_dir() / "trees" / commit
     if (folder / PLAIN_TREE_MARK).is_file():
         return folder / "files"
-    bare = fetch(task_id, url, commit)
+    bare = fetch(task_id, url, commit, source=source)
     done = _git(["archive", "--format=tar", commit], bare)
     if done.returncode:
         raise UpstreamError(f"{task_id}: cannot read the tree of {commit}: "

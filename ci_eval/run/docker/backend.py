@@ -18,7 +18,7 @@ from pathlib import Path
 
 import ci_eval
 from ci_eval.errors import UserError
-from ci_eval.output import UntrustedFile, read_capped
+from ci_eval.output import UntrustedFile, read_capped_beneath
 from ci_eval.run.agent.start import AgentKind, AgentOutcome, run_agent
 from ci_eval.run.checks.scoring import REPORTS, CheckKind, CheckOutcome, checks_outcome
 from ci_eval.run.docker import engine, harbor
@@ -29,6 +29,8 @@ from ci_eval.run.sandbox.process import ProcessResult
 from ci_eval.run.sandbox.requests import CHECKS_HIDDEN_PARTS
 from ci_eval.run.workspace.build import WorkspaceError, apply_patch
 from ci_eval.tasks.model import PATCH_SUFFIXES, Task
+from ci_eval.tasks.upstream import UpstreamError, pin_of
+from ci_eval.tasks.upstream import tree as upstream_tree
 
 LIB_MOUNT = "/ci-eval/lib"  # ci-eval's own package, read-only
 TASK_MOUNT = "/ci-eval/task"  # the task folder, read-only, solution/ and negatives/ masked
@@ -37,6 +39,7 @@ OUTPUT_MOUNT = "/ci-eval/output"  # a solve.sh being applied
 AGENT_MOUNT = "/ci-eval/run"  # the agent's run folder (prompt copy, usage file)
 ENTRY = "run/docker/container_checks_program.py"
 OUTPUT_TIMEOUT = 600.0
+SCRATCH = ("/tmp", "/var/tmp", "/run")  # writable (tmpfs) in a read-only checks container
 
 
 class DockerRunner:
@@ -78,6 +81,12 @@ class DockerRunner:
         """The folder a workspace starts from: repo-state/, or the image's WORKDIR contents
         (copied out once per image id, kept in the cache folder for later invocations)."""
         settings = docker_settings(task)
+        pin = pin_of(task.metadata)
+        if pin and settings.workspace != "image":  # as the local runner: the commit's tree
+            try:
+                return upstream_tree(task.id, *pin)
+            except UpstreamError as exc:
+                raise WorkspaceError(str(exc)) from None
         if settings.workspace != "image":
             return task.repo_state
         image = self.image(task)
@@ -124,8 +133,7 @@ class DockerRunner:
         elif source.suffix in PATCH_SUFFIXES:
             apply_patch(source.resolve(), workspace)
         elif source.suffix == ".sh":
-            finished = self._in_image(task, workspace, ("/bin/sh", f"{OUTPUT_MOUNT}/{source.name}"),
-                                      (Mount(str(source.resolve().parent), OUTPUT_MOUNT, True),),
+            finished = self._in_image(task, workspace, *self._script(task, source),
                                       timeout=OUTPUT_TIMEOUT, network="none")
             if finished.engine_error:
                 raise WorkspaceError(f"{source.name}: {finished.engine_error}")
@@ -135,6 +143,15 @@ class DockerRunner:
                                      f"{finished.output_tail.strip()[-300:]}")
         else:
             raise WorkspaceError(f"{source}: expected a *.patch, *.diff or *.sh")
+
+    def _script(self, task: Task, source: Path) -> tuple[tuple[str, ...], tuple[Mount, ...]]:
+        """(argv, mounts) running an output script: a Harbor task's from /solution by its #!
+        line, as Harbor runs solve.sh; any other task's with /bin/sh from OUTPUT_MOUNT."""
+        folder = Mount(str(source.resolve().parent), OUTPUT_MOUNT, True)
+        if docker_settings(task).verifier != "harbor":
+            return ("/bin/sh", f"{OUTPUT_MOUNT}/{source.name}"), (folder,)
+        argv = harbor.script_argv(_head(source), f"{harbor.SOLUTION_MOUNT}/{source.name}")
+        return argv, (Mount(folder.source, harbor.SOLUTION_MOUNT, True),)
 
     def checks(self, task: Task, workspace: Path, *, checks_dir: Path, runs_base: Path | None = None,
                extra_env: tuple[str, ...] = (), hide: tuple[Path, ...] = ()) -> CheckOutcome:
@@ -152,7 +169,8 @@ class DockerRunner:
     def _harbor(self, task: Task, workspace: Path, checks_dir: Path) -> CheckOutcome:
         logs = checks_dir / "logs"
         (logs / "verifier").mkdir(parents=True)
-        finished = self._in_image(task, workspace, harbor.TEST_COMMAND, (
+        finished = self._in_image(task, workspace, harbor.test_argv(_head(task.path / "tests" /
+                                                                        "test.sh")), (
             Mount(str((task.path / "tests").resolve()), harbor.TESTS_MOUNT, True),
             Mount(str(logs), harbor.LOGS_MOUNT)), timeout=task.checks_timeout, network="none",
             checks=True)
@@ -161,8 +179,9 @@ class DockerRunner:
             return early
         files, notes = {}, []
         for name in (harbor.REWARD_TXT, harbor.REWARD_JSON):
-            try:
-                files[name] = read_capped(logs / "verifier" / name, harbor.REWARD_CAP_BYTES)
+            try:  # test.sh's code may have made verifier/ (or the file) a link to a host path
+                files[name] = read_capped_beneath(logs, f"verifier/{name}",
+                                                  harbor.REWARD_CAP_BYTES)
             except UntrustedFile as exc:
                 notes.append(str(exc))
                 files[name] = None
@@ -187,7 +206,7 @@ class DockerRunner:
              Mount(str(task.path.resolve()), TASK_MOUNT, True), Mount(str(reports), REPORTS_MOUNT)),
             timeout=task.checks_timeout, network="none", env=env, checks=True,
             tmpfs=tuple(f"{TASK_MOUNT}/{part}" for part in CHECKS_HIDDEN_PARTS
-                        if (task.path / part).is_dir()))
+                        if (task.path / part).is_dir()), read_only=True)
         early = _early(task, finished)
         if early is not None:
             return early
@@ -201,7 +220,7 @@ class DockerRunner:
 
     def _in_image(self, task: Task, workspace: Path, command, mounts, *, timeout: float,
                   network: str | None, env: dict | None = None, checks: bool = False,
-                  tmpfs: tuple[str, ...] = ()) -> engine.Finished:
+                  tmpfs: tuple[str, ...] = (), read_only: bool = False) -> engine.Finished:
         settings = docker_settings(task)
         image = self.image(task)
         mount = settings.mount_point(image.workdir)
@@ -210,7 +229,9 @@ class DockerRunner:
                              mounts=(Mount(str(Path(workspace).resolve()), mount), *mounts),
                              tmpfs=tmpfs, env=env or {}, network=network, settings=settings,
                              user=(settings.user or image.user or None) if checks else None,
-                             labels={"ci-eval.task": task.id})
+                             labels={"ci-eval.task": task.id}, read_only=read_only,
+                             scratch=SCRATCH if read_only else (),
+                             keep_entrypoint=settings.verifier == "harbor" and image.entrypoint)
         return engine.run_container(run_argv(spec), name, timeout)
 
     def run_agent(self, agent, task: Task, run_no: int, paths, *, placement: str = "host",
@@ -273,6 +294,15 @@ def agent_container_env(agent, task: Task, run_no: int, mount: str) -> dict:
                CI_EVAL_RUN=str(run_no), CI_EVAL_WORKSPACE=mount,
                CI_EVAL_USAGE_FILE=f"{AGENT_MOUNT}/usage.json")
     return env
+
+
+def _head(script: Path) -> bytes:
+    """The first bytes of a task author's script (its #! line); b"" when it cannot be read."""
+    try:
+        with open(script, "rb") as handle:
+            return handle.read(harbor.SHEBANG_BYTES)
+    except OSError:
+        return b""
 
 
 def _early(task: Task, finished: engine.Finished) -> CheckOutcome | None:

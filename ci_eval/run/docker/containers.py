@@ -1,6 +1,8 @@
 """The `docker run` argv of a judged container (pure): no network, every capability dropped,
-no-new-privileges, the task's pids / memory / cpus, a read-only root filesystem is NOT used
-(tests write where the image lets them), mounts as (host, container, read-only) triples."""
+no-new-privileges, the task's pids / memory / cpus, mounts as (host, container, read-only)
+triples. A checks.py container has a read-only root filesystem with empty tmpfs folders where
+programs expect to write (/tmp, /var/tmp, /run): one check step's process cannot leave a .pth,
+a sitecustomize or a patched pytest in the image's site-packages for the next step to load."""
 
 from __future__ import annotations
 
@@ -29,6 +31,11 @@ class ContainerSpec:
     network: str | None = "none"  # None: the engine's default network (agents)
     settings: DockerSettings = field(default_factory=DockerSettings)
     labels: dict[str, str] = field(default_factory=dict)
+    read_only: bool = False  # the image's root filesystem read-only (checks.py containers)
+    scratch: tuple[str, ...] = ()  # empty writable tmpfs folders (with read_only: /tmp, ...)
+    # the image's ENTRYPOINT runs with the command as its arguments (Harbor: an entrypoint that
+    # sets up /etc/hosts or starts a server, then `exec "$@"`), instead of being replaced
+    keep_entrypoint: bool = False
 
 
 def run_argv(spec: ContainerSpec) -> list[str]:
@@ -40,6 +47,8 @@ def run_argv(spec: ContainerSpec) -> list[str]:
             "--pids-limit", str(s.pids), "--memory", f"{s.memory_mb}m",
             "--memory-swap", f"{s.memory_mb}m", "--cpus", f"{s.cpus:g}",
             "--workdir", spec.workdir]
+    for capability in s.capabilities:  # the task's own few, from the engine's default set
+        argv += ["--cap-add", capability]
     if spec.network is not None:
         argv += ["--network", spec.network]
     if spec.user:
@@ -47,10 +56,17 @@ def run_argv(spec: ContainerSpec) -> list[str]:
     for mount in spec.mounts:
         option = f"type=bind,source={mount.source},target={mount.target}"
         argv += ["--mount", option + (",readonly" if mount.readonly else "")]
+    if spec.read_only:
+        argv += ["--read-only"]
+    for path in spec.scratch:  # in the memory limit: a tmpfs is counted in the cgroup's memory
+        size = max(1, s.memory_mb // 2)
+        argv += ["--tmpfs", f"{path}:rw,exec,nosuid,nodev,size={size}m,mode=1777"]
     for path in spec.tmpfs:
         argv += ["--tmpfs", f"{path}:ro,size=1m"]
     for key, value in sorted(spec.labels.items()):
         argv += ["--label", f"{key}={value}"]
     for key, value in sorted(spec.env.items()):
         argv += ["--env", f"{key}={value}"]
+    if spec.keep_entrypoint:
+        return [*argv, spec.image, *spec.command]
     return [*argv, "--entrypoint", spec.command[0], spec.image, *spec.command[1:]]

@@ -12,13 +12,14 @@ import os
 import shutil
 import subprocess
 import tarfile
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_eval.plain_tar import extract_plain
+from ci_eval.plain_tar import extract_plain_stream
 from ci_eval.run.sandbox import cancellation
 from ci_eval.run.sandbox.process import death_signal_prefix
 
@@ -189,30 +190,91 @@ class ImageConfig:
     id: str  # the engine's image id (sha256:...)
     workdir: str  # "" when the image sets none
     user: str  # "" when the image sets none (root)
+    entrypoint: bool = False  # the image sets an ENTRYPOINT
 
 
 def image_config(tag: str) -> ImageConfig | None:
-    """The image's id, WORKDIR and USER; None when the engine holds no such image."""
+    """The image's id, WORKDIR, USER and whether it has an ENTRYPOINT; None when the engine
+    holds no such image."""
     proc = docker("image", "inspect", "--format",
-                  "{{.Id}}\n{{.Config.WorkingDir}}\n{{.Config.User}}", tag, check=False)
+                  "{{.Id}}\n{{.Config.WorkingDir}}\n{{.Config.User}}\n{{json .Config.Entrypoint}}",
+                  tag, check=False)
     if proc.returncode != 0:
         if b"No such image" in proc.stderr or b"no such image" in proc.stderr.lower():
             return None
         raise EngineError(last_line(proc.stderr) or "docker image inspect failed")
-    lines = (proc.stdout.decode(errors="replace").splitlines() + ["", "", ""])[:3]
-    return ImageConfig(*(line.strip() for line in lines))
+    lines = [line.strip() for line in
+             (proc.stdout.decode(errors="replace").splitlines() + ["", "", "", ""])[:4]]
+    return ImageConfig(*lines[:3], entrypoint=lines[3] not in ("", "null", "[]"))
 
 
-def copy_out(tag: str, folder: str, target: Path) -> None:
+COPY_OUT_CAP_BYTES = 512 * 1024 * 1024  # of the tar stream of an image's WORKDIR
+COPY_OUT_TIMEOUT = 300.0
+
+
+class _CappedStream(io.RawIOBase):
+    """A pipe read through, EngineError past `cap` bytes (a sparse file of the image counts at
+    its full size in `docker cp`'s tar)."""
+
+    def __init__(self, stream, cap: int, what: str):
+        self.stream, self.cap, self.what, self.total = stream, cap, what, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        data = self.stream.read(len(buffer))
+        self.total += len(data)
+        if self.total > self.cap:
+            raise EngineError(f"{self.what} holds more than {self.cap // (1024 * 1024)} MiB "
+                              "(sparse files count at their full size)")
+        buffer[:len(data)] = data
+        return len(data)
+
+
+def copy_out(tag: str, folder: str, target: Path, *, cap: int = COPY_OUT_CAP_BYTES) -> None:
     """The contents of `folder` in the image, unpacked into `target` (made here): a stopped
-    container's files streamed as a tar (what plain_tar keeps)."""
+    container's files streamed as a tar (what plain_tar keeps), never held in memory, at most
+    `cap` bytes of it (EngineError past that, or past COPY_OUT_TIMEOUT)."""
     name = f"ci-eval-copy-{os.getpid()}-{threading.get_ident()}-{time.monotonic_ns()}"
     docker("create", "--name", name, "--network", "none", tag, "true", timeout=60)
     try:
-        proc = docker("cp", f"{name}:{folder.rstrip('/')}/.", "-", timeout=300)
+        target.mkdir(parents=True)
+        target.chmod(0o755)
+        with tempfile.TemporaryFile() as errors:
+            proc = subprocess.Popen([engine_program(), "cp", f"{name}:{folder.rstrip('/')}/.",
+                                     "-"], stdout=subprocess.PIPE, stderr=errors,
+                                    stdin=subprocess.DEVNULL)
+            timer = threading.Timer(COPY_OUT_TIMEOUT, proc.kill)
+            timer.start()
+            stream = _CappedStream(proc.stdout, cap, f"{folder} of {tag}")
+            try:
+                with tarfile.open(fileobj=stream, mode="r|") as archive:
+                    extract_plain_stream(archive, target)
+                while stream.read(65536):  # the tar's end padding
+                    pass
+                proc.wait(timeout=COPY_OUT_TIMEOUT)
+            except (tarfile.TarError, EngineError, OSError, subprocess.TimeoutExpired) as exc:
+                proc.kill()
+                proc.wait()
+                errors.seek(0)
+                said = last_line(errors.read(65536))
+                if isinstance(exc, EngineError):
+                    raise
+                raise EngineError(said or f"docker cp: {exc}") from None
+            finally:
+                timer.cancel()
+                proc.stdout.close()
+            if proc.returncode != 0:
+                errors.seek(0)
+                raise EngineError(last_line(errors.read(65536))
+                                  or f"docker cp exited {proc.returncode}")
     finally:
         remove_container(name)
-    target.mkdir(parents=True)
-    target.chmod(0o755)
-    with tarfile.open(fileobj=io.BytesIO(proc.stdout), mode="r:") as archive:
-        extract_plain(archive, target)
+
+
+def engine_program() -> str:
+    program = docker_program()
+    if program is None:
+        raise EngineError("the docker CLI is not on PATH")
+    return program

@@ -1,6 +1,9 @@
 """Harbor's verifier (Terminal-Bench 2): tests/ mounted at /tests, `tests/test.sh` run in a fresh
 container of the task's image, the reward read from /logs/verifier (a folder of the harness's,
-mounted there): reward.txt (one number) first, else reward.json ({"reward": number, ...}).
+mounted there): reward.txt (one number) first, else reward.json, as Harbor's Verifier.verify
+does. reward.json is Harbor's rewards object, {name: number, ...} with any names: its "reward"
+when it has one, else every reward counts (the run's reward is the least of them: a
+multi-dimension task, e.g. {"correctness": 1, "performance": 0}, passes when all are full).
 
 A run passes when the reward is at least 1 (Harbor's tasks score 0 or 1; a partial reward is a
 fail, its value in the reason). No reward file, an unreadable or non-numeric one: a fail ("no
@@ -17,9 +20,28 @@ LOGS_MOUNT = "/logs"
 REWARD_TXT = "reward.txt"
 REWARD_JSON = "reward.json"
 REWARD_CAP_BYTES = 64 * 1024
-# bash when the image has it (Harbor's test.sh files are bash), else sh (a busybox image)
-TEST_COMMAND = ("/bin/sh", "-c", (f"if command -v bash >/dev/null 2>&1; then exec bash "
-                                  f"{TESTS_MOUNT}/test.sh; else exec sh {TESTS_MOUNT}/test.sh; fi"))
+SOLUTION_MOUNT = "/solution"  # where Harbor puts solution/ (solve.sh calls /solution/solve.py)
+SHEBANG_BYTES = 256  # the kernel reads no more of a #! line either
+# a script with no #! line: bash when the image has it (Harbor's test.sh files are bash), else sh
+_NO_SHEBANG = ("if command -v bash >/dev/null 2>&1; then exec bash \"$0\"; else exec sh "
+               "\"$0\"; fi")
+
+
+def script_argv(head: bytes, path: str) -> tuple[str, ...]:
+    """The argv that runs the script at `path` (in the container) as Harbor runs it: by its #!
+    line (interpreter and at most one argument, as the kernel reads it; `set -o pipefail` in a
+    bash script needs bash, not the image's /bin/sh), else by bash or sh. `head`: the script's
+    first bytes. The script need not be executable (mounts are read-only)."""
+    line = head.split(b"\n", 1)[0]
+    if line.startswith(b"#!"):
+        words = line[2:].decode("utf-8", errors="replace").strip().split(None, 1)
+        if words:
+            return (*words, path)
+    return ("/bin/sh", "-c", _NO_SHEBANG, path)
+
+
+def test_argv(head: bytes) -> tuple[str, ...]:
+    return script_argv(head, f"{TESTS_MOUNT}/test.sh")
 
 
 def parse_reward(reward_txt: bytes | None, reward_json: bytes | None) -> tuple[float | None, str]:
@@ -39,11 +61,22 @@ def parse_reward(reward_txt: bytes | None, reward_json: bytes | None) -> tuple[f
             data = json.loads(reward_json.decode("utf-8"))
         except (ValueError, UnicodeDecodeError):
             return None, f"{REWARD_JSON} is not valid JSON"
-        value = data.get("reward") if isinstance(data, dict) else None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            return None, f"{REWARD_JSON} has no numeric \"reward\""
-        return float(value), f"reward {value:g} ({REWARD_JSON})"
+        if not isinstance(data, dict) or not data:
+            return None, f"{REWARD_JSON} is not an object of rewards ({{name: number}})"
+        bad = sorted(str(k) for k, v in data.items() if not _number(v))
+        if bad:
+            return None, f"{REWARD_JSON}: {', '.join(bad)[:80]} not a finite number"
+        if "reward" in data:
+            value = float(data["reward"])
+        else:
+            value = float(min(data.values()))
+        shown = ", ".join(f"{k} {float(v):g}" for k, v in list(data.items())[:8])
+        return value, f"reward {value:g} ({REWARD_JSON}: {shown[:200]})"
     return None, f"no {REWARD_TXT} or {REWARD_JSON} in /logs/verifier (no evidence the tests ran)"
+
+
+def _number(value) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
 
 
 def passed(reward: float | None) -> bool:

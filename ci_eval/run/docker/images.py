@@ -42,6 +42,7 @@ class Image:
     built: bool  # False: the engine already held it
     seconds: float
     log: Path | None
+    entrypoint: bool = False  # the image sets an ENTRYPOINT
 
 
 def default_log_dir() -> Path:
@@ -137,7 +138,7 @@ class ImageCache:
                 raise ImageError(f"{task.id}: the build of {tag} ended but the engine has no "
                                  f"such image (log: {log})")
         return Image(tag, config.id, config.workdir, config.user, built,
-                     time.monotonic() - started, log)
+                     time.monotonic() - started, log, config.entrypoint)
 
 
 def build(tag: str, context: Path, dockerfile: Path, log: Path, *, timeout: float,

@@ -29,6 +29,7 @@ class DockerSettings:
     memory_mb: int = DEFAULT_MEMORY_MB
     pids: int = DEFAULT_PIDS
     user: str | None = None  # the user checks run as (default: the image's USER, else root)
+    capabilities: tuple[str, ...] = ()  # given back after --cap-drop ALL (useradd, chown)
 
     def dockerfile_path(self, task: Task) -> Path:
         return task.path / self.dockerfile
@@ -56,6 +57,7 @@ def docker_settings(task: Task) -> DockerSettings:
         memory_mb=int(spec.get("memory_mb", DEFAULT_MEMORY_MB)),
         pids=int(spec.get("pids", DEFAULT_PIDS)),
         user=spec.get("user"),
+        capabilities=tuple(spec.get("capabilities", ())),
     )
 
 

@@ -1,0 +1,60 @@
+"""`ci-eval import harbor` on real Harbor tasks (issue 36 items 3-6): six recipes of
+harbor-framework's cookbook, vendored unchanged with their licence (tests/fixtures/harbor-cookbook/
+SOURCE.md). The multi-step recipe is skipped with its reason and the five others imported; every
+key and file the import does not carry over is named; execute bits are kept.
+
+They do not verify here: their base image is ubuntu:24.04 from a registry and their test.sh
+installs curl and uv at verification time, which a bridge-less engine (and ci-eval's checks
+container) has no network for; the import says so (docs/docker.md "Harbor tasks")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ci_eval.run.docker.harbor import parse_reward, passed
+
+COOKBOOK = Path(__file__).parent / "fixtures" / "harbor-cookbook"
+
+
+def test_the_cookbook_imports_and_names_what_it_drops(cli, repo_root):
+    result = cli("import", "harbor", COOKBOOK, "--into", repo_root, "--json",
+                 "--today", "2026-12-03")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    imported = {item["source_id"]: item for item in report["imported"]}
+    assert sorted(imported) == ["dns-blacklisting", "mcp-tools", "multi-reward", "simple-task",
+                                "skills"]
+    [skipped] = report["skipped"]
+    assert skipped["source_id"] == "multi-step" and "[[steps]]" in skipped["reason"]
+
+    def warned(source_id: str, text: str) -> bool:
+        return any(text in w for w in imported[source_id]["warnings"])
+
+    for source_id in imported:
+        assert warned(source_id, "tests/test.sh installs tools when it runs"), source_id
+    assert warned("mcp-tools", "[environment].mcp_servers not supported")
+    assert warned("mcp-tools", "environment/docker-compose.yaml: compose sidecars are not started")
+    assert warned("skills", "[environment].skills_dir not supported")
+    assert warned("dns-blacklisting", "ENTRYPOINT: run with ci-eval's command as its arguments")
+    assert not warned("simple-task", "not supported")
+    folder = repo_root / "tasks" / imported["mcp-tools"]["task"]
+    assert (folder / "solution" / "solve.sh").stat().st_mode & 0o777 == 0o755
+    assert (folder / "tests" / "test_outputs.py").stat().st_mode & 0o111 == 0
+    metadata = json.loads((folder / "metadata.json").read_text())
+    assert metadata["docker"]["memory_mb"] == 2048 and metadata["runner"] == "docker"
+    validated = cli("validate", cwd=repo_root)
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+
+
+def test_the_multi_reward_recipe_s_rewards_read_as_harbor_writes_them():
+    """multi-reward's test.sh writes {'correctness': c, 'performance': p} (no "reward" key)."""
+    assert "json.dump({'correctness'" in (COOKBOOK / "multi-reward" / "tests" / "test.sh").read_text()
+    both, one = b'{"correctness": 1, "performance": 1}', b'{"correctness": 1, "performance": 0}'
+    assert passed(parse_reward(None, both)[0]) and not passed(parse_reward(None, one)[0])
+
+
+def test_a_lone_folder_that_cannot_be_imported_is_the_error(cli, repo_root):
+    result = cli("import", "harbor", COOKBOOK / "multi-step", "--into", repo_root)
+    assert result.returncode == 2 and "[[steps]]" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and list((repo_root / "tasks").iterdir()) == []
