@@ -27,6 +27,7 @@ from pathlib import Path
 from ci_eval.errors import UserError
 from ci_eval.output import write_atomic
 from ci_eval.results import records, store, stream
+from ci_eval.results.control_arm import control_dir
 
 
 class Location(int):
@@ -168,4 +169,7 @@ def merge_shard_folders(results_dir: Path) -> tuple[Path, int]:
     if out.is_dir():
         shutil.rmtree(out)
     write_merged(merged, out)
+    controls = [control_dir(d) for d in shard_dirs if control_dir(d).is_dir()]
+    if controls:  # each shard's control arm (`run --control-ref`) pooled the same way
+        write_merged(merge_folders(controls), control_dir(out))
     return out, len(shard_dirs)

@@ -43,6 +43,8 @@ _COUNTS = tuple(COUNT_FIELDS.items())
 _AMOUNT_LIMITS = tuple((name, NUMBER_LIMITS["cost" if "cost" in name else "seconds"])
                        for name in OPTIONAL_AMOUNT_FIELDS)
 RUBRIC_FIELDS = ("rubric_score", "rubric_verdict", "rubric_tripped", "rubric_auto_fail")
+# Optional `arm`: absent on the PR's runs; "control" on the control arm's (results/control_arm.py).
+ARMS = ("pr", "control")
 
 
 def _plainly_valid(record: object, task: str) -> bool:
@@ -54,6 +56,8 @@ def _plainly_valid(record: object, task: str) -> bool:
     for name in RUBRIC_FIELDS:
         if name in record:
             return False
+    if "arm" in record and get("arm") not in ARMS:
+        return False
     status, run = get("status"), get("run")
     counts, tokens = NUMBER_LIMITS["count"], NUMBER_LIMITS["tokens"]
     if not (type(run) is int and 1 <= run <= counts and status in STATUSES
@@ -116,6 +120,9 @@ def check_record(record: object, path: Path, line_no: int, task: str | None = No
     problem = rubric_problem(record)
     if problem:
         raise UserError(problem[1], path=where, field=problem[0])
+    if "arm" in record and record["arm"] not in ARMS:
+        raise UserError(f"expected one of {', '.join(ARMS)}, got {_shown(record['arm'])}",
+                        path=where, field="arm")
     expected_task = path.name[: -len(".jsonl")]
     if record["task"] != expected_task:
         raise UserError(
