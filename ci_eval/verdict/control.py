@@ -50,7 +50,7 @@ from ci_eval.verdict.gate import REGRESSION_DROP, gated_baseline_rate, is_regres
 from ci_eval.verdict.model import TaskVerdict, Verdict
 from ci_eval.verdict.rules import GateRules
 
-CONTROL_ALPHA = Fraction(1, 1000)  # per task and direction; a PR has ~20 tasks and 2% to spend
+CONTROL_ALPHA = Fraction(1, 1500)  # per task and direction: ~20 tasks, ~10 looks, 2% per PR
 FUTILITY_P = Fraction(2, 5)  # both arms stop once worse_p >= this: no case against the PR left
 ARM_STATUSES = ("regressed", "drifted", "improved", "unchanged")
 
