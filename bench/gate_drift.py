@@ -29,9 +29,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gate_sim import Judge, after_drop, binomial, gated, true_rates  # noqa: E402
+from gate_sim import Judge, after_drop, binomial, gated, true_rates
 
-from ci_eval.verdict import confirmation, control  # noqa: E402
+from ci_eval.verdict import confirmation, control
 
 PR_DROP = Fraction(4, 10)
 DRIFTS = (Fraction(0), Fraction(1, 10), Fraction(2, 10))

@@ -169,3 +169,29 @@ def test_control_results_must_be_marked(repo):
     shutil.rmtree(folder)
     _one_line(cli("compare", cwd=repo, env=ENV), f"{TASK}.jsonl:1", "arm",
               "expected one of pr, control")
+
+
+def test_refs_tree_is_unpacked_plain(tmp_path):
+    """REF is hostile input: links out of its tree are not unpacked, and its git config (a
+    hook, a filter) is never consulted beyond the repo's own."""
+    from ci_eval.run.control_ref import control_arm
+
+    repo = tmp_path / "repo"
+    (repo / "agents").mkdir(parents=True)
+    (repo / "agents" / "solve.sh").write_text("echo hello > greet.txt\n")
+    (repo / "ci-eval.yaml").write_text(
+        "default_agent: solver\nagents:\n  solver:\n    command: [bash, agents/solve.sh]\n")
+    (repo / "out").symlink_to("/etc")
+    (repo / "up").symlink_to("../../..")
+    (repo / "inside").symlink_to("agents/solve.sh")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "main")
+    arm = control_arm(repo, "main", None, workdir=tmp_path / "work")
+    tree = arm.harness_root
+    assert arm.name == "control" and arm.agent.name == "solver"
+    assert (tree / "agents" / "solve.sh").read_text() == "echo hello > greet.txt\n"
+    assert (tree / "inside").is_symlink()
+    assert not (tree / "out").exists() and not (tree / "out").is_symlink()
+    assert not (tree / "up").exists() and not (tree / "up").is_symlink()
+    assert not (tmp_path / "work" / "tree.tar").exists()

@@ -220,6 +220,6 @@ def with_control(verdict: Verdict, controls: Mapping[str, tuple[int, int]],
                                           else "")
         effect = "fails the check (gate.drift: fail)" if rules.drift == "fail" else (
             "does not fail the check")
-        notes += (f"Drift: {len(drifted)} task(s) ({shown}) fail against the baseline on main "
-                  f"too: {REFRESH_HINT}. Drift {effect}.",)
+        notes += ((f"Drift: {len(drifted)} task(s) ({shown}) fail against the baseline on "
+                   f"main too: {REFRESH_HINT}. Drift {effect}."),)
     return dataclasses.replace(verdict, tasks=tasks, notes=notes)
