@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -151,6 +152,15 @@ def test_bad_control_refs_are_refused_before_any_run(repo):
     git(repo, "checkout", "-qb", "pr2")
     _one_line(cli(*RUN, "--control-ref", "renamed", cwd=repo, env=ENV), "--control-ref",
               "renamed")
+    # a REF whose ci-eval.yaml is broken: its file and field are named, nothing is left behind
+    git(repo, "checkout", "-qb", "broken")
+    (repo / "ci-eval.yaml").write_text("agents: [\n")
+    git(repo, "commit", "-qam", "break the config")
+    git(repo, "checkout", "-q", "pr2")
+    leftovers = set(Path(tempfile.gettempdir()).glob("ci-eval-control-*"))
+    _one_line(cli(*RUN, "--control-ref", "broken", cwd=repo, env=ENV), "--control-ref",
+              "broken", "ci-eval.yaml")
+    assert set(Path(tempfile.gettempdir()).glob("ci-eval-control-*")) <= leftovers
     assert not (repo / "results").exists()
 
 

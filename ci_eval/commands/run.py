@@ -153,20 +153,20 @@ def run(args) -> int:
     more_runs = None
     if args.confirm_against:
         more_runs = _confirmation_hook(args.confirm_against, stages, root, config.gate)
-    arm = _control_arm(args, root, stages, config.gate) if args.control_ref else None  # +hook
+    arm_and_hook = _control_arm(args, root, stages, config.gate) if args.control_ref else None
     ensure_dir(out_dir, field="--out")
     try:
         with results.results_lock(out_dir):
             all_task_ids = {folder.name for folder in task_folders(root)}
             resumed = _take_over(args, tasks, all_task_ids, out_dir, agent.identity)
-            control = _take_over_control(args, tasks, out_dir, arm)
+            control = _take_over_control(args, tasks, out_dir, arm_and_hook)
             return _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed,
                                control)
     finally:
-        if arm is not None:
+        if arm_and_hook is not None:
             from ci_eval.run.workspace.build import remove_tree
 
-            remove_tree(arm[0].harness_root.parent)
+            remove_tree(arm_and_hook[0].harness_root.parent)
 
 
 def _control_arm(args, root, stages, rules):
@@ -179,24 +179,25 @@ def _control_arm(args, root, stages, rules):
     from ci_eval.verdict.confirmation import DEFAULT_STAGES
     from ci_eval.verdict.control import arms_hook
 
+    baseline = load_baseline(root / args.confirm_against)
     arm = control_arm(root, args.control_ref, args.agent)
     problem = agent_problem(arm.agent, arm.harness_root)
     if problem:
         remove_tree(arm.harness_root.parent)
         raise UserError(f"{args.control_ref}: {problem}; no run started", field="--control-ref")
-    baseline = load_baseline(root / args.confirm_against)
     return arm, arms_hook(baseline, stages or DEFAULT_STAGES, rules)
 
 
-def _take_over_control(args, tasks, out_dir, arm):
-    """The control folder settled (run/control_ref.take_over_control); None without an arm."""
+def _take_over_control(args, tasks, out_dir, arm_and_hook):
+    """The control folder settled (run/control_ref.take_over_control): (arm, hook, what it
+    recorded before), or None without a control arm."""
     from ci_eval.results.control_arm import control_dir
     from ci_eval.run.control_ref import take_over_control
 
-    identity = arm[0].agent.identity if arm else None
+    identity = arm_and_hook[0].agent.identity if arm_and_hook else None
     recorded = take_over_control(tasks, control_dir(out_dir), identity, resume=args.resume,
                                  fresh=args.fresh)
-    return (*arm, recorded) if arm else None
+    return (*arm_and_hook, recorded) if arm_and_hook else None
 
 
 def with_env(agent, names: list[str]):
@@ -420,4 +421,3 @@ def _confirmation_hook(baseline_file, stages, root, rules):
                            regression_threshold=rules.regression_threshold)
 
     return more_runs
-

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import tarfile
 import tempfile
@@ -77,12 +78,15 @@ def control_arm(repo_root: Path, ref: str, agent_name: str | None,
     folder to unpack into (default: a new temp folder; the caller removes it)."""
     commit = ref_commit(repo_root, ref)
     into = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="ci-eval-control-"))
-    tree = extract_tree(repo_root, commit, into)
-    config = load_config(tree)
     try:
-        agent = resolve_agent(config, agent_name, None)
-    except UserError as exc:
-        raise UserError(f"{ref} ({commit[:12]}): {exc.message}", field="--control-ref") from None
+        tree = extract_tree(repo_root, commit, into)
+        agent = resolve_agent(load_config(tree), agent_name, None)
+    except BaseException as exc:
+        if workdir is None:
+            shutil.rmtree(into, ignore_errors=True)
+        if isinstance(exc, UserError):
+            raise UserError(f"{ref} ({commit[:12]}): {exc}", field="--control-ref") from None
+        raise
     return Arm(CONTROL, agent, tree)
 
 
