@@ -80,9 +80,14 @@ def test_drift_for_everyone_is_not_the_prs_regression(repo, tmp_path):
     markdown = cli("compare", "--format", "markdown", cwd=repo, env=ENV).stdout
     assert "1 drifted" in markdown and "main itself has moved since the baseline" in markdown
     # the results survive --resume (nothing more to run) and `report` reads the PR arm only
+    # a crash while control run 3 was in flight: --resume runs it again, and nothing else
+    path = repo / "results" / "control" / f"{TASK}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in control if r["run"] != 3))
     again = cli(*RUN, "--control-ref", "main", "--resume", cwd=repo, env=ENV, timeout=300)
     assert again.returncode == 0, again.stderr
-    assert len(read_lines(repo / "results" / "control" / f"{TASK}.jsonl")) == len(control)
+    resumed = read_lines(path)
+    assert sorted(r["run"] for r in resumed) == sorted(r["run"] for r in control)
+    assert len(read_lines(repo / "results" / f"{TASK}.jsonl")) == len(pr)
     report = cli("report", "--json", cwd=repo, env=ENV)
     assert report.returncode == 0, report.stderr
     assert json.loads(report.stdout)["tasks"][0]["runs"] == len(pr)
