@@ -124,6 +124,9 @@ def test_a_pr_worse_than_main_now_fails_with_both_rates(repo):
     assert len(read_lines(merged / "control" / f"{TASK}.jsonl")) == len(control)
     again = cli("compare", "--results", "results/merged", "--format", "json", cwd=repo, env=ENV)
     assert json.loads(again.stdout)["tasks"][0]["control"]["runs"] == len(control)
+    by_hand = cli("merge", "results/shard-1", "--out", "by-hand", cwd=repo, env=ENV)
+    assert by_hand.returncode == 0, by_hand.stderr
+    assert len(read_lines(repo / "by-hand" / "control" / f"{TASK}.jsonl")) == len(control)
 
 
 def test_a_task_that_clears_the_baseline_costs_no_control_run(repo):

@@ -169,7 +169,16 @@ def merge_shard_folders(results_dir: Path) -> tuple[Path, int]:
     if out.is_dir():
         shutil.rmtree(out)
     write_merged(merged, out)
-    controls = [control_dir(d) for d in shard_dirs if control_dir(d).is_dir()]
-    if controls:  # each shard's control arm (`run --control-ref`) pooled the same way
-        write_merged(merge_folders(controls), control_dir(out))
+    merge_controls(shard_dirs, out)
     return out, len(shard_dirs)
+
+
+def merge_controls(folders: Iterable[Path], out: Path) -> int:
+    """Each folder's control arm (`run --control-ref`: FOLDER/control/) pooled into
+    OUT/control/ the same way; returns how many control runs (0: none, nothing written)."""
+    controls = [control_dir(f) for f in folders if control_dir(f).is_dir()]
+    if not controls:
+        return 0
+    merged = merge_folders(controls)
+    write_merged(merged, control_dir(out))
+    return merged.runs
