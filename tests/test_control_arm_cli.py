@@ -79,6 +79,13 @@ def test_drift_for_everyone_is_not_the_prs_regression(repo, tmp_path):
     assert f"control arm (main now) 0/{len(control)}" in compare.stdout
     markdown = cli("compare", "--format", "markdown", cwd=repo, env=ENV).stdout
     assert "1 drifted" in markdown and "main itself has moved since the baseline" in markdown
+    # the action's report: the step summary says it, and a warning annotation names the task
+    summary = tmp_path / "summary.md"
+    gate = cli("gate", "--no-comment", cwd=repo, env={**ENV, "GITHUB_STEP_SUMMARY": str(summary),
+                                                      "GITHUB_OUTPUT": str(tmp_path / "out")})
+    assert gate.returncode == 0, gate.stdout + gate.stderr
+    assert "main itself has moved since the baseline" in summary.read_text()
+    assert f"::warning title=ci-eval drift::{TASK} drifted: " in gate.stdout
     # the results survive --resume (nothing more to run) and `report` reads the PR arm only
     # a crash while control run 3 was in flight: --resume runs it again, and nothing else
     path = repo / "results" / "control" / f"{TASK}.jsonl"
