@@ -108,7 +108,9 @@ def test_json():
     assert data["rule"] == {
         "regression_drop": "3/10", "strict": True, "regression_threshold": "3/10",
         "min_baseline_rate": "3/5", "axis_alpha": 0.0003,
-        "axes": {axis: {"max_increase": "1/2", "fail": False} for axis in ("cost", "tokens", "wall")}}
+        "axes": {axis: {"max_increase": "1/2", "fail": False} for axis in ("cost", "tokens", "wall")},
+        "drift": "warn"}
+    assert data["tasks"][0]["control"] is None  # no control arm (run --control-ref) here
     assert data["calibration"][0]["direction"] == "too loose"
 
 

@@ -10,9 +10,9 @@ from typing import Any
 
 from ci_eval.agents.values import check_keys, got, is_number
 from ci_eval.errors import UserError
-from ci_eval.verdict.rules import AXES, DEFAULT_RULES, AxisRule, GateRules
+from ci_eval.verdict.rules import AXES, DEFAULT_RULES, DRIFT_POLICIES, AxisRule, GateRules
 
-GATE_KEYS = ("regression_threshold", "min_baseline_rate", *AXES)
+GATE_KEYS = ("regression_threshold", "min_baseline_rate", *AXES, "drift")
 AXIS_KEYS = ("max_increase", "fail")
 
 
@@ -63,6 +63,11 @@ def parse_gate(value: Any, path: Path | str) -> GateRules:
     if "min_baseline_rate" in value:
         rules = replace(rules, min_baseline_rate=_rate(
             value["min_baseline_rate"], path, "gate.min_baseline_rate", below_one=False))
+    if "drift" in value:
+        if value["drift"] not in DRIFT_POLICIES:
+            raise UserError(f"expected {' or '.join(DRIFT_POLICIES)}, got {got(value['drift'])}",
+                            path=path, field="gate.drift")
+        rules = replace(rules, drift=value["drift"])
     axes = dict(rules.axes)
     for axis in AXES:
         if axis in value:

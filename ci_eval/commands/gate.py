@@ -314,6 +314,9 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.write(render_table(verdict, commit=commit))
     for message in actions.limit_annotations(failure_messages(verdict)):
         actions.error(message, title="ci-eval")
+    for message in actions.limit_annotations([f"{t.task} drifted: {t.note}"
+                                              for t in verdict.drifted if not t.fails_gate]):
+        actions.warning(message, title="ci-eval drift")
     changed = any(t.status != "unchanged" for t in verdict.tasks)
     outputs = outputs_of(verdict, publish(markdown, ctx, args, failed=not verdict.passed,
                                           changed=changed))

@@ -30,10 +30,11 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from ci_eval.results.merge import merge_folders, write_merged
+    from ci_eval.results.merge import merge_controls, merge_folders, write_merged
 
     merged = merge_folders([Path(f) for f in args.folders])
     write_merged(merged, Path(args.out))
+    merge_controls([Path(f) for f in args.folders], Path(args.out))
     runs = merged.runs
     if args.json:
         sys.stdout.write(json.dumps({

@@ -67,6 +67,11 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--confirm-stages", metavar="N,N,...",
                         help="total runs per confirmation stage, with --confirm-against "
                         "(default: the gate's shipped stages)")
+    parser.add_argument("--control-ref", metavar="REF",
+                        help="with --confirm-against: run tasks that fall below the baseline "
+                        "also with REF's agent (its ci-eval.yaml entry and files, e.g. "
+                        "origin/main), interleaved, into OUT/control/; compare then tells a PR's "
+                        "regression from drift of main")
     parser.add_argument("--max-runs", type=positive_int, metavar="N",
                         help="start at most N agent runs (retries included); overrides "
                         "ci-eval.yaml budget.max_runs")
@@ -110,6 +115,9 @@ def run(args) -> int:
         if not args.confirm_against:
             raise UserError("only applies with --confirm-against FILE (the baseline the "
                             "confirmation runs are judged against)", field="--confirm-stages")
+    if args.control_ref is not None and not args.confirm_against:
+        raise UserError("only applies with --confirm-against FILE (the control arm runs the "
+                        "tasks that fall below that baseline)", field="--control-ref")
 
     root = Path(args.root)
     if not root.is_dir():
@@ -146,12 +154,51 @@ def run(args) -> int:
     more_runs = None
     if args.confirm_against:
         more_runs = _confirmation_hook(args.confirm_against, stages, root, config.gate)
+    arm_and_hook = _control_arm(args, root, stages, config.gate) if args.control_ref else None
     ensure_dir(out_dir, field="--out")
-    with results.results_lock(out_dir):
-        all_task_ids = {folder.name for folder in task_folders(root)}
-        resumed = _take_over(args, tasks, all_task_ids, out_dir, agent.identity)
-        return _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed,
-                           harness)
+    try:
+        with results.results_lock(out_dir):
+            all_task_ids = {folder.name for folder in task_folders(root)}
+            resumed = _take_over(args, tasks, all_task_ids, out_dir, agent.identity)
+            control = _take_over_control(args, tasks, out_dir, arm_and_hook)
+            return _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed,
+                               harness, control)
+    finally:
+        if arm_and_hook is not None:
+            from ci_eval.run.workspace.build import remove_tree
+
+            remove_tree(arm_and_hook[0].harness_root.parent)
+
+
+def _control_arm(args, root, stages, rules):
+    """(the control arm of --control-ref, the hook that stages both arms)."""
+    from ci_eval.errors import UserError
+    from ci_eval.run.agent.start import agent_problem
+    from ci_eval.run.control_ref import control_arm
+    from ci_eval.run.workspace.build import remove_tree
+    from ci_eval.verdict.baseline import load_baseline
+    from ci_eval.verdict.confirmation import DEFAULT_STAGES
+    from ci_eval.verdict.control import arms_hook
+
+    baseline = load_baseline(root / args.confirm_against)
+    arm = control_arm(root, args.control_ref, args.agent)
+    problem = agent_problem(arm.agent, arm.harness_root)
+    if problem:
+        remove_tree(arm.harness_root.parent)
+        raise UserError(f"{args.control_ref}: {problem}; no run started", field="--control-ref")
+    return arm, arms_hook(baseline, stages or DEFAULT_STAGES, rules)
+
+
+def _take_over_control(args, tasks, out_dir, arm_and_hook):
+    """The control folder settled (run/control_ref.take_over_control): (arm, hook, what it
+    recorded before), or None without a control arm."""
+    from ci_eval.results.control_arm import control_dir
+    from ci_eval.run.control_ref import take_over_control
+
+    identity = arm_and_hook[0].agent.identity if arm_and_hook else None
+    recorded = take_over_control(tasks, control_dir(out_dir), identity, resume=args.resume,
+                                 fresh=args.fresh)
+    return (*arm_and_hook, recorded) if arm_and_hook else None
 
 
 def _harness(agent, tasks, root):
@@ -260,7 +307,7 @@ def _take_over(args, tasks, all_task_ids: set[str], out_dir, agent_identity: str
 
 
 def _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed,
-                harness=None) -> int:
+                harness=None, control=None) -> int:
     import sys
     import time
 
@@ -271,7 +318,7 @@ def _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed,
     from ci_eval.results.summary import summarize
     from ci_eval.run.agent.budget import RunBudget
     from ci_eval.run.context import LOGS, RunContext
-    from ci_eval.run.runner import run_tasks
+    from ci_eval.run.runner import ControlArm, run_tasks
     from ci_eval.run.runners import Runners
     from ci_eval.run.sandbox import cancellation, isolation
     from ci_eval.run.workspace.build import make_runs_base, remove_tree
@@ -293,11 +340,24 @@ def _run_locked(args, root, config, agent, tasks, out_dir, more_runs, resumed,
                      timeout_override=args.timeout, checks_env=config.checks_env,
                      pricing=config.pricing, budget=budget, backoff_base=_backoff_base(),
                      runners=runners, harness=harness)
+    arms = None
+    if control:
+        import dataclasses
+
+        from ci_eval.results.control_arm import control_dir
+
+        arm, hook, recorded = control
+        control_dir(out_dir).mkdir(exist_ok=True)
+        arms = ControlArm(dataclasses.replace(ctx, agent=arm.agent, out_dir=control_dir(out_dir),
+                                              arm=arm,
+                                              harness=_harness(arm.agent, tasks,
+                                                               arm.harness_root)),
+                          recorded, hook)
     try:
         runners.prepare(tasks, progress=lambda line: print(f"ci-eval: {line}", file=sys.stderr))
         with cancellation.on_signals():
             records = run_tasks(tasks, args.k, args.jobs, ctx, progress=Progress(),
-                                more_runs=more_runs,
+                                more_runs=more_runs, control=arms,
                                 recorded={t: found.records for t, found in resumed.items()})
     finally:
         if args.keep:

@@ -326,6 +326,9 @@ def task_json(t: TaskVerdict) -> dict:
             "pass_rate": None if t.rate is None else float(t.rate),
             "interval_95": list(t.interval) if t.interval else None},
         "delta": None if t.delta is None else float(t.delta),
+        "control": None if t.control_runs is None else {
+            "passes": t.control_passes, "runs": t.control_runs,
+            "pass_rate": None if t.control_rate is None else float(t.control_rate)},
         "tokens": {"baseline": t.baseline_tokens, "current": t.tokens, "delta": t.tokens_delta},
         "wall_seconds": {"baseline": t.baseline_wall_seconds, "current": t.wall_seconds,
                          "delta": t.wall_delta},

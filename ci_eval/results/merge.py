@@ -27,6 +27,7 @@ from pathlib import Path
 from ci_eval.errors import UserError
 from ci_eval.output import write_atomic
 from ci_eval.results import records, store, stream
+from ci_eval.results.control_arm import control_dir
 
 
 class Location(int):
@@ -168,4 +169,16 @@ def merge_shard_folders(results_dir: Path) -> tuple[Path, int]:
     if out.is_dir():
         shutil.rmtree(out)
     write_merged(merged, out)
+    merge_controls(shard_dirs, out)
     return out, len(shard_dirs)
+
+
+def merge_controls(folders: Iterable[Path], out: Path) -> int:
+    """Each folder's control arm (`run --control-ref`: FOLDER/control/) pooled into
+    OUT/control/ the same way; returns how many control runs (0: none, nothing written)."""
+    controls = [control_dir(f) for f in folders if control_dir(f).is_dir()]
+    if not controls:
+        return 0
+    merged = merge_folders(controls)
+    write_merged(merged, control_dir(out))
+    return merged.runs

@@ -47,6 +47,8 @@ RUBRIC_FIELDS = ("rubric_score", "rubric_verdict", "rubric_tripped", "rubric_aut
 # Optional: the digest of the agent's harness the run used (agents/harness.py), sha256 hex.
 HARNESS_FIELD = "harness"
 HARNESS_DIGEST = re.compile(r"[0-9a-f]{64}")
+# Optional `arm`: absent on the PR's runs; "control" on the control arm's (results/control_arm.py).
+ARMS = ("pr", "control")
 
 
 def _plainly_valid(record: object, task: str) -> bool:
@@ -60,6 +62,8 @@ def _plainly_valid(record: object, task: str) -> bool:
             return False
     harness = get(HARNESS_FIELD)
     if harness is not None and not (type(harness) is str and HARNESS_DIGEST.fullmatch(harness)):
+        return False
+    if "arm" in record and get("arm") not in ARMS:
         return False
     status, run = get("status"), get("run")
     counts, tokens = NUMBER_LIMITS["count"], NUMBER_LIMITS["tokens"]
@@ -127,6 +131,9 @@ def check_record(record: object, path: Path, line_no: int, task: str | None = No
     if harness is not None and not (isinstance(harness, str) and HARNESS_DIGEST.fullmatch(harness)):
         raise UserError(f"expected a sha256 digest (64 hex digits) or null, got {_shown(harness)}",
                         path=where, field=HARNESS_FIELD)
+    if "arm" in record and record["arm"] not in ARMS:
+        raise UserError(f"expected one of {', '.join(ARMS)}, got {_shown(record['arm'])}",
+                        path=where, field="arm")
     expected_task = path.name[: -len(".jsonl")]
     if record["task"] != expected_task:
         raise UserError(

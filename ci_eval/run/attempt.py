@@ -108,9 +108,9 @@ def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> Attem
         timeout = ctx.timeout_override or ctx.agent.timeout_seconds or task.agent_timeout
         prepared = prepare_checks(task, paths, ctx) if runner.name == "local" else None
         outcome = runner.run_agent(ctx.agent, task, run_no, paths, placement=ctx.agent.placement,
-                                   repo_root=ctx.repo_root, runs_base=ctx.runs_base,
+                                   repo_root=ctx.agent_root, runs_base=ctx.runs_base,
                                    timeout=timeout, isolation=ctx.isolation,
-                                   hide=(ctx.out_dir,), pricing=ctx.pricing,
+                                   hide=ctx.hidden, pricing=ctx.pricing,
                                    harness=harness)
         cancellation.raise_if_cancelled()
         line.agent_ran(outcome)

@@ -20,6 +20,18 @@ from ci_eval.run.workspace.build import WorkspaceFactory
 LOGS = "logs"  # results/logs/<task>/<run>.log: the end of what the agent printed
 
 
+@dataclass(frozen=True)
+class Arm:
+    """Another agent than the PR's on the same tasks: the control arm of `run --control-ref`.
+    `agent` is REF's ci-eval.yaml entry; `harness_root` the tree the arm's agent files are read
+    from (REF's, extracted by run/control_ref.py): its command's scripts resolve there instead of
+    in the PR's repo root, and (with agents.<name>.harness) its harness files come from there."""
+
+    name: str
+    agent: AgentConfig
+    harness_root: Path
+
+
 @dataclass
 class RunContext:
     repo_root: Path
@@ -39,10 +51,22 @@ class RunContext:
     rng: random.Random = field(default_factory=random.Random)
     runners: Runners | None = None  # each task's runner (default: local for every task)
     harness: Harness | None = None  # the agent's harness (agents/harness.py); None: none
+    arm: Arm | None = None  # None: the PR's own runs; else whose agent (and harness) runs
 
     # Finished run folders are removed off the critical path, one at a time.
     cleaner: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(max_workers=1, thread_name_prefix="cleaner"))
+
+    @property
+    def agent_root(self) -> Path:
+        """Where the agent's own files (its command's scripts) are read from."""
+        return self.arm.harness_root if self.arm else self.repo_root
+
+    @property
+    def hidden(self) -> tuple[Path, ...]:
+        """Folders the agent must not see besides its root: the results, and for another arm
+        the PR's repo root too (its tasks' answers)."""
+        return (self.out_dir, self.repo_root) if self.arm else (self.out_dir,)
 
     def __post_init__(self):
         if self.workspaces is None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from ci_eval.output import mask, write_atomic
 from ci_eval.results import store as results_mod
+from ci_eval.results.control_arm import mark
 from ci_eval.results.records import USAGE_FIELDS, bound_usage
 from ci_eval.results.summary import count_runs
 from ci_eval.run.agent.retry import backoff_delay
@@ -93,6 +94,19 @@ def _write_log(ctx: RunContext, task: Task, run_no: int, output: str) -> None:
 
 
 MoreRunsHook = Callable[[Task, list[dict]], int]
+# (task, the PR's records, the control arm's records) -> (more PR runs, more control runs)
+ArmsHook = Callable[[Task, list[dict], list[dict]], tuple[int, int]]
+
+
+@dataclass
+class ControlArm:
+    """The control arm of an invocation (`run --control-ref`): its context (ctx.arm set,
+    ctx.out_dir its own folder), what it recorded before (--resume), and the hook that decides
+    both arms' further runs once a task's runs of both arms are in."""
+
+    ctx: RunContext
+    recorded: dict[str, list[dict]]
+    more_runs: ArmsHook
 
 
 @dataclass
@@ -105,6 +119,7 @@ class TaskRuns:
     target: int
     asked: int
     in_flight: int = 0
+    ctx: RunContext | None = None  # another arm's context (None: the invocation's)
 
     def missing(self) -> list[int]:
         """The run numbers up to the target that have no record."""
@@ -115,6 +130,11 @@ class TaskRuns:
         """`extra` more runs asked once the task's runs are in (confirmation)."""
         self.asked = count_runs(self.records).valid + extra
         self.target = len(self.records) + extra
+
+
+def _numbered(records: list[dict]) -> int:
+    """The highest run number recorded (a resumed arm's target), 0 for none."""
+    return max((record["run"] for record in records), default=0)
 
 
 def _started(progress, task: Task, run_no: int, ctx: RunContext) -> dict | None:
@@ -134,11 +154,19 @@ class RunLoop:
     runs are all in (the confirmation hook may then ask for more)."""
 
     def __init__(self, tasks: list[Task], k: int, jobs: int, ctx: RunContext, *, progress,
-                 more_runs: MoreRunsHook | None, recorded: dict[str, list[dict]]):
+                 more_runs: MoreRunsHook | None, recorded: dict[str, list[dict]],
+                 control: ControlArm | None = None):
         self.tasks, self.k, self.ctx = tasks, k, ctx
-        self.progress, self.more_runs = progress, more_runs
+        self.progress, self.more_runs, self.control = progress, more_runs, control
         self.runs = {task.id: TaskRuns(task, list(recorded.get(task.id, [])), target=k, asked=k)
                      for task in tasks}
+        self.control_runs = {}
+        if control is not None:
+            for task in tasks:
+                found = list(control.recorded.get(task.id, []))
+                self.control_runs[task.id] = TaskRuns(
+                    task, found, target=_numbered(found), asked=count_runs(found).valid,
+                    ctx=control.ctx)
         self.pool = ThreadPoolExecutor(max_workers=jobs)
         self.futures: dict[Future, TaskRuns] = {}
 
@@ -150,7 +178,7 @@ class RunLoop:
             for task in self.tasks:
                 if cancellation.cancelled():
                     break
-                self._schedule(self.runs[task.id])
+                self._schedule(*self._arms(task.id))
             while self.futures and not cancellation.cancelled():
                 done, _ = wait(self.futures, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
                 for future in done:
@@ -173,21 +201,53 @@ class RunLoop:
                 self.progress.close()
         return {task_id: runs.records for task_id, runs in self.runs.items()}
 
-    def _schedule(self, runs: TaskRuns) -> None:
-        for run_no in runs.missing():
-            future = self.pool.submit(_started, self.progress, runs.task, run_no, self.ctx)
-            self.futures[future] = runs
-            runs.in_flight += 1
-        if runs.in_flight == 0:
-            self._finished(runs)
+    def _arms(self, task_id: str) -> tuple[TaskRuns, ...]:
+        """A task's runs of each arm: the PR's, and the control arm's when there is one."""
+        control = self.control_runs.get(task_id)
+        return (self.runs[task_id],) if control is None else (self.runs[task_id], control)
+
+    def _schedule(self, *arms: TaskRuns) -> None:
+        """Submit every missing run of the task's arms, alternating between the arms (so both
+        see the same hours of the model)."""
+        queues = [[(runs, run_no) for run_no in runs.missing()] for runs in arms]
+        longest = max(len(queue) for queue in queues)
+        for index in range(longest):
+            for queue in queues:
+                if index < len(queue):
+                    runs, run_no = queue[index]
+                    future = self.pool.submit(_started, self.progress, runs.task, run_no,
+                                              runs.ctx or self.ctx)
+                    self.futures[future] = runs
+                    runs.in_flight += 1
+        if all(runs.in_flight == 0 for runs in arms):
+            self._finished(arms[0])
 
     def _finished(self, runs: TaskRuns) -> None:
+        if self.control is not None:
+            self._finished_arms(*self._arms(runs.task.id))
+            return
         extra = self.more_runs(runs.task, runs.records) if self.more_runs else 0
         if extra > 0:
             runs.confirm(extra)
             if self.progress:
                 self.progress.confirming(runs.task.id, runs.target, extra)
             self._schedule(runs)
+        elif self.progress:
+            self.progress.task_done(runs.task.id, runs.records)
+
+    def _finished_arms(self, runs: TaskRuns, control: TaskRuns) -> None:
+        """Once neither arm of the task has a run in flight: the hook's further runs of each."""
+        if runs.in_flight or control.in_flight:
+            return
+        more, more_control = self.control.more_runs(runs.task, runs.records, control.records)
+        if more > 0 or more_control > 0:
+            for arm, extra in ((runs, more), (control, more_control)):
+                if extra > 0:
+                    arm.confirm(extra)
+            if self.progress:
+                self.progress.confirming(runs.task.id, runs.target + control.target,
+                                         max(more, 0) + max(more_control, 0))
+            self._schedule(runs, control)
         elif self.progress:
             self.progress.task_done(runs.task.id, runs.records)
 
@@ -207,8 +267,11 @@ class RunLoop:
             return False  # may be the interrupt itself (a killed git); --resume reruns it
         record["k"] = self.k
         record["requested"] = runs.asked
-        with self.ctx.write_lock:
-            results_mod.append_record(results_mod.results_path(self.ctx.out_dir, runs.task.id),
+        if runs.ctx is not None:
+            mark(record)
+        ctx = runs.ctx or self.ctx
+        with ctx.write_lock:
+            results_mod.append_record(results_mod.results_path(ctx.out_dir, runs.task.id),
                                       record)
         runs.records.append(record)
         if self.progress:
@@ -230,14 +293,17 @@ class RunLoop:
 
 def run_tasks(tasks: list[Task], k: int, jobs: int, ctx: RunContext, *,
               progress=None, more_runs: MoreRunsHook | None = None,
-              recorded: dict[str, list[dict]] | None = None) -> dict[str, list[dict]]:
+              recorded: dict[str, list[dict]] | None = None,
+              control: ControlArm | None = None) -> dict[str, list[dict]]:
     """Run each task until it has k recorded runs (resuming `recorded`, task id -> records;
     default: what ctx.out_dir holds), then ask `more_runs` whether a task needs extra runs
     (confirmation). Returns task id -> records.
     When cancelled (cancellation.cancelled()) it returns early with the runs recorded so far;
-    the flag stays set until cancellation.reset() (cancellation.on_signals resets it)."""
+    the flag stays set until cancellation.reset() (cancellation.on_signals resets it).
+    `control`: the control arm; its runs are written to its own folder (control.ctx.out_dir),
+    marked, and `control.more_runs` replaces `more_runs`."""
     if recorded is None:
         recorded = {task_id: found.records
                     for task_id, found in read_recorded(tasks, ctx.out_dir).items()}
     return RunLoop(tasks, k, jobs, ctx, progress=progress, more_runs=more_runs,
-                   recorded=recorded).run()
+                   recorded=recorded, control=control).run()

@@ -9,11 +9,11 @@ import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ci_eval.results import stream
+from ci_eval.results import control_arm, stream
 from ci_eval.results.notices import label_notices
 from ci_eval.results.summary import summarize_results, typical_k
 from ci_eval.tasks.load import load_tasks
-from ci_eval.verdict import calibration, gate, model
+from ci_eval.verdict import calibration, control, gate, model
 from ci_eval.verdict.baseline import Baseline, baseline_path, load_baseline
 from ci_eval.verdict.harness_changes import changes_note
 from ci_eval.verdict.rules import DEFAULT_RULES, GateRules
@@ -76,6 +76,11 @@ def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k
     verdict = gate.compare(baseline, states, task_results, k=shown_k, agent=agent,
                            calibration=tuple(warnings), notes=notes,
                            broken=gate.setup_broken(outcomes), rules=rules)
+    controls = control_arm.load_control(results_dir)
+    if controls:  # `run --control-ref`: the PR judged against main's agent now
+        verdict = control.with_control(
+            verdict, {task: counts for task, counts in controls.items() if task in loaded},
+            rules)
     tokens = [s.total_tokens for s in summaries.values() if s.total_tokens is not None]
     costs = [s.total_cost_usd for s in summaries.values() if s.total_cost_usd is not None]
     return dataclasses.replace(verdict, total_tokens=sum(tokens) if tokens else None,

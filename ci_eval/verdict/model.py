@@ -17,6 +17,7 @@ STATUSES = (
     "regressed",
     "inconclusive",
     "prompt-changed",
+    "drifted",
     "improved",
     "new",
     "missing",
@@ -67,6 +68,9 @@ class TaskVerdict:
     rubric_tripped: tuple[tuple[str, int], ...] = ()  # failed criterion -> runs, most first
     rubric_auto_fail: tuple[tuple[str, int], ...] = ()  # tripped auto-fail gate -> runs
     axes: tuple[AxisVerdict, ...] = ()  # cost, tokens, wall against the baseline
+    control_passes: int | None = None  # the control arm (`run --control-ref`): main's agent now
+    control_runs: int | None = None  # its valid runs (None: no control arm for this task)
+    drift_fails: bool = False  # gate.drift is "fail": a drifted task fails the check
 
     @property
     def baseline_rate(self) -> Fraction | None:
@@ -88,6 +92,10 @@ class TaskVerdict:
         return stats.wilson_interval(self.passes, self.runs) if self.runs else None
 
     @property
+    def control_rate(self) -> Fraction | None:
+        return Fraction(self.control_passes, self.control_runs) if self.control_runs else None
+
+    @property
     def tokens_delta(self) -> float | None:
         return _diff(self.tokens, self.baseline_tokens)
 
@@ -102,7 +110,8 @@ class TaskVerdict:
 
     @property
     def fails_gate(self) -> bool:
-        return self.gated and (self.status in FAILING_STATUSES or bool(self.failing_axes))
+        return self.gated and (self.status in FAILING_STATUSES or bool(self.failing_axes)
+                               or (self.status == "drifted" and self.drift_fails))
 
 
 def _diff(current: float | None, base: float | None) -> float | None:
@@ -125,6 +134,11 @@ class Verdict:
     @property
     def failed(self) -> tuple[TaskVerdict, ...]:
         return tuple(t for t in self.tasks if t.fails_gate)
+
+    @property
+    def drifted(self) -> tuple[TaskVerdict, ...]:
+        """Tasks both arms fail against the baseline: main itself has moved since it."""
+        return tuple(t for t in self.tasks if t.status == "drifted")
 
     @property
     def passed(self) -> bool:

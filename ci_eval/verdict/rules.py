@@ -8,6 +8,8 @@ reach to be gated, and the cost / tokens / wall limits. ci-eval.yaml's `gate:` s
       cost:   {max_increase: 0.5, fail: false}   # flag a rise of more than 50%, report only
       tokens: {max_increase: 0.5, fail: false}
       wall:   {max_increase: 0.5, fail: false}
+      drift: warn                  # a task both arms fail against the baseline (`run
+                                   # --control-ref`): warn (shown, passes) or fail
 
 Rates are exact fractions (0.30 in YAML is 3/10). An axis flags a task when its mean rose by
 more than `max_increase` AND the rise is evidence, not noise (verdict/axes.py); `fail: true`
@@ -25,6 +27,7 @@ DEFAULT_MAX_INCREASE = Fraction(1, 2)
 # The usage axes: the name in ci-eval.yaml and reports -> the results field it reads.
 AXES = {"cost": "cost_usd", "tokens": "tokens", "wall": "wall_seconds"}
 AXIS_UNITS = {"cost": "$", "tokens": "", "wall": "s"}
+DRIFT_POLICIES = ("warn", "fail")
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ class GateRules:
     regression_threshold: Fraction = DEFAULT_REGRESSION_THRESHOLD
     min_baseline_rate: Fraction = DEFAULT_MIN_BASELINE_RATE
     axes: dict[str, AxisRule] = field(default_factory=_default_axes)
+    drift: str = "warn"  # DRIFT_POLICIES: does a drifted task fail the check?
 
     def describe(self) -> str:
         """The rules in one line: what the comment's footer states."""
@@ -53,13 +57,15 @@ class GateRules:
                          + (" fails" if rule.fail else " reported")
                          for axis, rule in self.axes.items())
         return (f"regression = drop of more than {_decimal(self.regression_threshold)} (exact) "
-                f"· gated from baseline ≥ {_decimal(self.min_baseline_rate)} · {axes}")
+                f"· gated from baseline ≥ {_decimal(self.min_baseline_rate)} · {axes}"
+                + (" · drift fails" if self.drift == "fail" else ""))
 
     def to_json(self) -> dict:
         return {"regression_threshold": str(self.regression_threshold),
                 "min_baseline_rate": str(self.min_baseline_rate),
                 "axes": {axis: {"max_increase": str(rule.max_increase), "fail": rule.fail}
-                         for axis, rule in self.axes.items()}}
+                         for axis, rule in self.axes.items()},
+                "drift": self.drift}
 
 
 DEFAULT_RULES = GateRules()

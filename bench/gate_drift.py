@@ -1,0 +1,209 @@
+"""Drift: the gate with a control arm on the base branch, against the baseline alone.
+
+gate_sim's suite (20 tasks, true pass rates 0.40-1.00, baselines of 40 runs, gated from 0.60,
+PR k = 5, the shipped confirmation stages). After the baseline, main's true rate moves by
+`drift` on every task (the model changed for everyone); the PR changes nothing further, or drops
+one gated task by 0.4 more. Each gated task is judged twice on the same PR runs:
+  baseline alone  today's gate: confirmation.runs_to_add, then gate.rate_status;
+  control arm     control.next_step stages both arms (the control arm runs main's agent at
+                  main's true rate), then control.arm_status.
+Every decision is the product's own (ci_eval/verdict/control.py, confirmation.py, gate.py).
+Targets (issue 32): PRs failed with main drifted by 0.1 and 0.2 and the PR unchanged <= 2%;
+false alarms with no drift <= 2%; a PR-caused 0.4 drop detected >= 80% with and without drift;
+agent runs per PR, both arms, <= 1.5x of 5 per task (no change, and each drift).
+
+    python bench/gate_drift.py                   # 2000 trials per scenario, seed 1
+    python bench/gate_drift.py --trials 500 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from gate_sim import Judge, after_drop, binomial, gated, true_rates
+
+from ci_eval.verdict import confirmation, control
+
+PR_DROP = Fraction(4, 10)
+DRIFTS = (Fraction(0), Fraction(1, 10), Fraction(2, 10))
+TARGETS = {"pr_fail_drift_0_1": ("<=", 0.02), "pr_fail_drift_0_2": ("<=", 0.02),
+           "false_alarm_per_pr": ("<=", 0.02), "detect_drop_0_4": (">=", 0.80),
+           "detect_drop_0_4_drift_0_1": (">=", 0.80), "detect_drop_0_4_drift_0_2": (">=", 0.80),
+           "runs_ratio": ("<=", 1.5), "runs_ratio_drift_0_1": ("<=", 1.5),
+           "runs_ratio_drift_0_2": ("<=", 1.5)}
+
+
+class ArmJudge:
+    """control.next_step / arm_status, memoized (pure; asked the same states many times)."""
+
+    def __init__(self, stages, alpha):
+        self.stages, self.alpha = stages, alpha
+        self._step, self._status = {}, {}
+
+    def step(self, base, a, n, c, m):
+        key = (base, a, n, c, m)
+        if key not in self._step:
+            self._step[key] = control.next_step(base, a, n, c, m, self.stages, alpha=self.alpha)
+        return self._step[key]
+
+    def status(self, base, a, n, c, m):
+        key = (base, a, n, c, m)
+        if key not in self._status:
+            self._status[key] = control.arm_status(base, a, n, c, m, alpha=self.alpha)
+        return self._status[key]
+
+
+def two_arms(rng, judge: ArmJudge, base, p_pr, p_control, first):
+    """(status, PR runs, control runs) of one gated task whose first k PR runs passed `first`."""
+    a, n, c, m = first[0], first[1], 0, 0
+    while not (step := judge.step(base, a, n, c, m)).final:
+        a += binomial(rng, step.pr_runs, p_pr)
+        n += step.pr_runs
+        c += binomial(rng, step.control_runs, p_control)
+        m += step.control_runs
+    return judge.status(base, a, n, c, m), n, m
+
+
+def trial(rng, alone: Judge, arms: ArmJudge, rates, n_baseline, k, drift, drop, drift_fails):
+    baselines = [Fraction(binomial(rng, n_baseline, float(p)), n_baseline) for p in rates]
+    candidates = [i for i, b in enumerate(baselines) if gated(b)]
+    target = rng.choice(candidates) if drop and candidates else None
+    failed, flagged, runs, control_runs, drifted = [False, False], [False, False], [0, 0], 0, 0
+    for i, p in enumerate(rates):
+        base = baselines[i]
+        if not gated(base):
+            runs[0] += k
+            runs[1] += k
+            continue
+        main_rate = float(after_drop(p, drift))
+        now = float(after_drop(after_drop(p, drift), drop)) if i == target else main_rate
+        first = binomial(rng, k, now)
+        passes, used = first, k  # the baseline alone
+        while extra := alone.runs_to_add(base, passes, used):
+            passes += binomial(rng, extra, now)
+            used += extra
+        regressed = alone.regressed(base, passes, used)
+        status, pr_used, ctl_used = two_arms(rng, arms, base, now, main_rate, (first, k))
+        fails = status == "regressed" or (drift_fails and status == "drifted")
+        failed[0] |= regressed
+        failed[1] |= fails
+        drifted += status == "drifted"
+        runs[0] += used
+        runs[1] += pr_used + ctl_used
+        control_runs += ctl_used
+        if i == target:
+            flagged = [regressed, fails]
+    return failed, flagged, runs, control_runs, drifted, target
+
+
+def scenario(rng, alone, arms, rates, args, drift, drop):
+    fails, flags, runs, counted, ctl, drifted = [0, 0], [0, 0], [0, 0], 0, 0, 0
+    for _ in range(args.trials):
+        failed, flagged, used, control_runs, n_drifted, target = trial(
+            rng, alone, arms, rates, args.baseline_runs, args.k, drift, drop, args.drift_fails)
+        if drop and target is None:
+            continue
+        counted += 1
+        ctl += control_runs
+        drifted += n_drifted
+        for mode in (0, 1):
+            fails[mode] += failed[mode]
+            flags[mode] += flagged[mode]
+            runs[mode] += used[mode]
+    suite = max(counted, 1) * len(rates) * args.k
+    counted = max(counted, 1)
+    return {"pr_fail": [f / counted for f in fails], "flagged": [f / counted for f in flags],
+            "runs_ratio": [r / suite for r in runs], "control_share": ctl / max(runs[1], 1),
+            "drifted_per_pr": drifted / counted, "trials": counted}
+
+
+def run(args) -> dict:
+    rates = true_rates(args.tasks)
+    stages = confirmation.DEFAULT_STAGES
+    alone, arms = Judge(stages), ArmJudge(stages, args.alpha)
+    rows = {}
+    cases = [(f"drift {float(d):.1f}", d, Fraction(0)) for d in DRIFTS]
+    cases += [(f"drift {float(d):.1f} + PR drop 0.4", d, PR_DROP) for d in DRIFTS]
+    cases += [("drift to zero (1.0) + PR drop 0.4", Fraction(1), PR_DROP)]
+    for label, drift, drop in cases:
+        print(f"gate_drift: {label}", file=sys.stderr, flush=True)
+        rng = random.Random(f"{args.seed}-{label}")
+        rows[label] = scenario(rng, alone, arms, rates, args, drift, drop)
+    figures = {
+        "false_alarm_per_pr": rows["drift 0.0"]["pr_fail"][1],
+        "pr_fail_drift_0_1": rows["drift 0.1"]["pr_fail"][1],
+        "pr_fail_drift_0_2": rows["drift 0.2"]["pr_fail"][1],
+        "detect_drop_0_4": rows["drift 0.0 + PR drop 0.4"]["flagged"][1],
+        "detect_drop_0_4_drift_0_1": rows["drift 0.1 + PR drop 0.4"]["flagged"][1],
+        "detect_drop_0_4_drift_0_2": rows["drift 0.2 + PR drop 0.4"]["flagged"][1],
+        "runs_ratio": rows["drift 0.0"]["runs_ratio"][1],
+        "runs_ratio_drift_0_1": rows["drift 0.1"]["runs_ratio"][1],
+        "runs_ratio_drift_0_2": rows["drift 0.2"]["runs_ratio"][1],
+    }
+    met = {key: (figures[key] <= t if op == "<=" else figures[key] >= t)
+           for key, (op, t) in TARGETS.items()}
+    return {"settings": {"tasks": args.tasks, "k": args.k, "baseline_runs": args.baseline_runs,
+                         "trials": args.trials, "seed": args.seed, "alpha": str(args.alpha),
+                         "drift_fails": args.drift_fails, "stages": list(stages)},
+            "scenarios": rows, "figures": figures, "met": met}
+
+
+def print_report(out: dict) -> None:
+    s = out["settings"]
+    print(f"gate_drift: {s['tasks']} tasks, baselines of {s['baseline_runs']} runs, PR k={s['k']}, "
+          f"{s['trials']} trials per scenario, seed {s['seed']}, control alpha {s['alpha']}"
+          f"{', drift: fail' if s['drift_fails'] else ''}")
+    n = s["trials"]
+    print(f"\n  {'':44}{'baseline alone':>15}{'control arm':>13}")
+    for label, row in out["scenarios"].items():
+        key = "flagged" if "drop" in label else "pr_fail"
+        what = "flags the task" if key == "flagged" else "PRs failed"
+        err = math.sqrt(max(row[key][1] * (1 - row[key][1]), 1e-9) / max(row["trials"], 1))
+        print(f"  {label + ': ' + what:44}{100 * row[key][0]:14.1f}%{100 * row[key][1]:12.1f}%"
+              f"  ±{100 * err:.1f}   drifted tasks/PR {row['drifted_per_pr']:.2f}")
+    for label, row in out["scenarios"].items():
+        print(f"  {'runs vs 5/task, ' + label:44}{row['runs_ratio'][0]:14.2f}x"
+              f"{row['runs_ratio'][1]:12.2f}x  (control arm {100 * row['control_share']:.0f}%"
+              " of them)")
+    print("  targets: " + "; ".join(
+        f"{key} {out['figures'][key]:.4g} {op} {t:g}: {'met' if out['met'][key] else 'NOT met'}"
+        for key, (op, t) in TARGETS.items()))
+    del n
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trials", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--tasks", type=int, default=20)
+    parser.add_argument("-k", type=int, default=5)
+    parser.add_argument("--baseline-runs", type=int, default=40)
+    parser.add_argument("--alpha", type=Fraction, default=control.CONTROL_ALPHA,
+                        help="the control test's level per task (default: the shipped one)")
+    parser.add_argument("--drift-fails", action="store_true",
+                        help="as with `gate: {drift: fail}`: a drifted task fails the PR")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    if min(args.trials, args.tasks, args.k, args.baseline_runs) < 1:
+        parser.error("--trials, --tasks, -k and --baseline-runs must be at least 1")
+    if not 0 < args.alpha < 1:
+        parser.error(f"--alpha: expected a level between 0 and 1, got {args.alpha}")
+    out = run(args)
+    if args.json:
+        print(json.dumps(out, indent=2, default=str))
+    else:
+        print_report(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
