@@ -220,3 +220,29 @@ def test_refs_tree_is_unpacked_plain(tmp_path):
     assert not (tree / "out").exists() and not (tree / "out").is_symlink()
     assert not (tree / "up").exists() and not (tree / "up").is_symlink()
     assert not (tmp_path / "work" / "tree.tar").exists()
+
+
+def test_the_control_arm_runs_with_main_s_harness_files(repo):
+    """The rule lives in a harness file (agents.solver.harness): main's RULES.md reaches the
+    control arm's workspace, the PR's (which drops the rule) reaches the PR's runs."""
+    script = 'if grep -q "write hello" RULES.md 2>/dev/null; then echo hello > greet.txt; fi\n'
+    (repo / "agents" / "solve.sh").write_text(script)
+    (repo / "RULES.md").write_text("Rule: write hello to greet.txt\n")
+    (repo / "ci-eval.yaml").write_text(
+        "default_agent: solver\nagents:\n  solver:\n    command: [bash, agents/solve.sh]\n"
+        "    harness: [RULES.md]\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the rule as a harness file")
+    git(repo, "branch", "-f", "main", "HEAD")
+    (repo / "RULES.md").write_text("Rule: be brief\n")
+    _commit(repo, "drop the rule from the harness")
+    proc = cli(*RUN, "--control-ref", "main", cwd=repo, env=ENV, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    control = read_lines(repo / "results" / "control" / f"{TASK}.jsonl")
+    pr = read_lines(repo / "results" / f"{TASK}.jsonl")
+    assert control and all(r["status"] == "pass" for r in control)
+    assert pr and all(r["status"] == "fail" for r in pr)
+    assert {r["harness"] for r in control}.isdisjoint({r["harness"] for r in pr})
+    compare = cli("compare", "--format", "json", cwd=repo, env=ENV)
+    assert compare.returncode == 1, compare.stdout + compare.stderr
+    assert json.loads(compare.stdout)["tasks"][0]["status"] == "regressed"
