@@ -113,13 +113,15 @@ def test_no_engine_is_an_error_naming_the_task(tmp_path, cli):
     (b"1\n", None, 1.0, True),
     (b" 0 ", None, 0.0, False),
     (b"0.5", None, 0.5, False),
-    (b"1", b'{"reward": 0}', 1.0, True),  # reward.txt first, as Harbor reads it
+    (b"1", b'{"reward": 0}', 0.0, False),  # reward.json first, as Harbor's verifier reads it
+    (b"1", b'{"correctness": 0.5}', 1.0, True),  # no "reward" key: reward.txt is the scalar
     (None, b'{"reward": 1.0, "tests": 3}', 1.0, True),
-    (None, b'{"reward": true}', None, False),
+    (None, b'{"reward": true}', None, False),  # not a number: ignored, as Harbor ignores it
+    (None, b'{"reward": 1, "log": "ok"}', 1.0, True),
     # Harbor's multi-key rewards (its cookbook's multi-reward recipe): every one must be full
     (None, b'{"correctness": 1, "performance": 0}', 0.0, False),
     (None, b'{"correctness": 1, "performance": 1.0}', 1.0, True),
-    (None, b'{"correctness": 1, "performance": "fast"}', None, False),
+    (None, b'{"correctness": 1, "performance": "fast"}', 1.0, True),
     (None, b'{}', None, False),
     (b"nan", None, None, False),
     (b"yes", None, None, False),
