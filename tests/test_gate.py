@@ -13,6 +13,7 @@ from ci_eval.results.summary import summarize
 from ci_eval.verdict import baseline as baseline_mod
 from ci_eval.verdict import gate, model
 from ci_eval.verdict.baseline import Baseline, BaselineEntry
+from ci_eval.verdict.rules import GateRules
 
 HASH_A = "sha256:" + "a" * 64
 HASH_B = "sha256:" + "b" * 64
@@ -100,6 +101,31 @@ def test_record_threshold_is_exact():
     assert baseline_mod.meets_record_threshold(F(12, 20))
     assert not baseline_mod.meets_record_threshold(F(59, 100))
     assert not baseline_mod.meets_record_threshold(F(11, 20))
+
+
+@pytest.mark.parametrize(("min_rate", "passes", "runs", "gated"), [
+    (F(3, 5), 3, 5, True),  # the default, exactly
+    (F(3, 5), 2, 5, False),  # one pass fewer
+    (F(3, 5), 4, 5, True),  # one pass more
+    (F(3, 5), 6, 10, True),
+    (F(3, 5), 6, 11, False),  # one run more, the same passes: just below
+    (F(7, 10), 7, 10, True),  # a threshold from ci-eval.yaml, exactly
+    (F(7, 10), 6, 10, False),
+    (F(7, 10), 8, 10, True),
+    (F(7, 10), 7, 11, False),
+    (F(7, 10), 7, 9, True),  # one run fewer, the same passes: just above
+])
+def test_an_entry_at_exactly_min_baseline_rate_is_gated(min_rate, passes, runs, gated):
+    """The gate's side of min_baseline_rate (compare): an entry at the threshold gates, one run
+    below it is aspirational; classify follows (a drop to 0 is a regression only when gated)."""
+    rules = GateRules(min_baseline_rate=min_rate)
+    baseline = entry("task-001-a", passes, runs)
+    assert gate.is_gated_entry(baseline, rules) is gated
+    assert gate.gated_baseline_rate(baseline, rules=rules) == (F(passes, runs) if gated else None)
+    verdict = gate.classify("task-001-a", baseline, state("task-001-a"),
+                            result("task-001-a", "fffff"), rules)
+    assert (verdict.status, verdict.gated) == (("regressed", True) if gated else
+                                               ("aspirational", False))
 
 
 # --- classification -----------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """`ci-eval schema [NAME] [--output FILE]`: print a packaged JSON schema (for editors and CI).
 
-Every ci_eval/schemas/NAME.schema.json is available by NAME; with no NAME the names are listed.
+Every ci_eval/tasks/schemas/NAME.schema.json is available by NAME; with no NAME the names are
+listed.
 """
 
 from __future__ import annotations

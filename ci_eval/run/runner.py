@@ -8,7 +8,7 @@ its runs are in (confirmation).
 Every line records `k` (the -k of the invocation that ran it) and `requested` (the valid runs asked
 of the task when it was recorded: k, or the confirmation stage); summary.summarize reads them.
 
-Cancellation (ci_eval.cancellation, set by SIGINT/SIGTERM): no new run starts, the commands in
+Cancellation (sandbox/cancellation.py, set by SIGINT/SIGTERM): no new run starts, the commands in
 flight are killed, runs that were killed are not recorded, and run_tasks returns what is recorded.
 """
 

@@ -29,7 +29,7 @@ ARCHIVE_DIR = "archive"  # archived tasks, beside tasks/ (see ci_eval/verdict/ar
 PLACEHOLDER_MARKER = "CI-EVAL-PLACEHOLDER"
 PLACEHOLDER_KEY = "x-ci-eval-placeholder"
 PLACEHOLDER_SCAN_BYTES = 8192  # placeholders put the marker at the top
-PATCH_SUFFIXES = (".patch", ".diff")  # also what ci_eval.workspace applies as patches
+PATCH_SUFFIXES = (".patch", ".diff")  # also what ci_eval.run.workspace applies as patches
 OUTPUT_SUFFIXES = PATCH_SUFFIXES + (".sh",)  # what solution/ and negatives/ entries may be
 
 

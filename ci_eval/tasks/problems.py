@@ -18,7 +18,8 @@ Task folder rules (see DESIGN.md "Task anatomy"):
   not used by an archived task (archive/task-NNN-*: archived numbers are never reused).
   Entries of tasks/ that are files, or whose names start with "." or "_", are ignored.
 - prompt.md: required, UTF-8, not blank. checks.py: required.
-- metadata.json: required; see ci_eval/schemas/metadata.schema.json (`ci-eval schema metadata`).
+- metadata.json: required; see ci_eval/tasks/schemas/metadata.schema.json
+  (`ci-eval schema metadata`).
   Unknown top-level keys are allowed (teams add their own; an "x-" prefix is recommended), but a
   near-miss of a known key ("dificulty", "Tags", "timeout") is an error: it is almost surely a typo
   that would otherwise silently drop a setting.

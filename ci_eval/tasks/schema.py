@@ -1,4 +1,4 @@
-"""Packaged JSON schemas (ci_eval/schemas/NAME.schema.json) and validation that names the field.
+"""Packaged JSON schemas (ci_eval/tasks/schemas/NAME.schema.json); validation naming the field.
 
     from ci_eval.tasks import schema
     schema.validate_instance(data, "metadata", path="tasks/task-001-x/metadata.json")
@@ -7,7 +7,7 @@
     for problem in schema.schema_problems(data, "metadata"):   # every problem, not just the first
         print(problem.json_path, problem.message)
 
-A schema is found by name: any ci_eval/schemas/*.schema.json file is picked up automatically
+A schema is found by name: any ci_eval/tasks/schemas/*.schema.json file is picked up automatically
 (`known_schemas()`), which is also what `ci-eval schema NAME` prints. Messages are built from the
 schema node that failed ("expected integer 1-5", "expected date YYYY-MM-DD", "expected positive
 number or object with keys agent, checks"), so a new schema gets readable messages for free.
