@@ -56,6 +56,20 @@ FORGER = UNITS + (
     "    if (dest) { fs.writeFileSync(dest + '.tmp', forged); fs.renameSync(dest + '.tmp', dest); }\n"
     "  }\n"
     "}\n")
+# Issue #31 item 2: every declared test PASSED plus one undeclared failure, so that the report
+# agrees with node's exit 1 (a wrong fix fails "reads hours" for real).
+UNDECLARED_XML = FORGED_XML.replace(
+    "</testsuite>", "<testcase name=\"forged\"><failure message=\"x\"/></testcase></testsuite>")
+FORGER_UNDECLARED = WRONG + FORGER[len(UNITS):].replace(
+    f"const forged = {json.dumps(FORGED_XML)};", f"const forged = {json.dumps(UNDECLARED_XML)};")
+# ... or the forged report put beside the real one, or the real one hard-linked to keep a hand
+# on it after the runner is done
+FORGER_BESIDE = WRONG + FORGER[len(UNITS):].replace(
+    "fs.writeFileSync(dest + '.tmp', forged); fs.renameSync(dest + '.tmp', dest);",
+    "fs.writeFileSync(require('path').dirname(dest) + '/junit.xml', forged);")
+FORGER_LINK = WRONG + FORGER[len(UNITS):].replace(
+    "fs.writeFileSync(dest + '.tmp', forged); fs.renameSync(dest + '.tmp', dest);",
+    "fs.writeFileSync(dest, forged); fs.linkSync(dest, 'kept.xml');")
 CHECKS = ("from ci_eval.checks import declared_tests, main, run_junit_tests\n\n"
           "NODE_TEST = ['node', '--test', '--test-reporter=junit',\n"
           "             '--test-reporter-destination={report}', 'test/']\n\n"
@@ -81,7 +95,10 @@ def test_verify_shows_the_table_and_refuses_wrong_skipped_and_forged(cli, repo_r
     units_task(make_task, repo_root, negatives={
         "wrong-factor.patch": _patch(UNITS, WRONG),
         "skip-the-test.patch": _patch(TESTS, SKIPPED, "test/units.test.js"),
-        "forge-the-report.patch": _patch(UNITS, FORGER)})
+        "forge-the-report.patch": _patch(UNITS, FORGER),
+        "forge-an-undeclared-failure.patch": _patch(UNITS, FORGER_UNDECLARED),
+        "forge-beside-the-report.patch": _patch(UNITS, FORGER_BESIDE),
+        "forge-and-link-the-report.patch": _patch(UNITS, FORGER_LINK)})
     result = cli("verify", cwd=repo_root, timeout=240)
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
@@ -110,7 +127,10 @@ def _checks_on(task, tmp_path, source: dict[str, str]):
     ({"src/units.js": WRONG}, f"{HOURS} FAILED (fail_to_pass)"),
     ({"test/units.test.js": SKIPPED}, f"{HOURS} SKIPPED (fail_to_pass)"),
     ({"src/units.js": FORGER}, "node exited 1 but its JUnit report shows no failing test"),
-], ids=["fixed", "wrong", "skipped", "forged"])
+    ({"src/units.js": FORGER_UNDECLARED}, "node exited 1 although the named tests passed"),
+    ({"src/units.js": FORGER_BESIDE}, "the JUnit report's folder holds 'junit.xml' besides"),
+    ({"src/units.js": FORGER_LINK}, "the JUnit report is not a plain file with one link"),
+], ids=["fixed", "wrong", "skipped", "forged", "undeclared", "beside", "linked"])
 def test_the_reasons(make_task, repo_root, tmp_path, source, reason):
     task = units_task(make_task, repo_root)
     code, said, workspace = _checks_on(task, tmp_path, source)
@@ -120,7 +140,8 @@ def test_the_reasons(make_task, repo_root, tmp_path, source, reason):
     assert code == 1, said
     assert reason in said
     if source.get("src/units.js") == FORGER:
-        assert (workspace / "junit.xml").read_text() == FORGED_XML  # it wrote, it did not count
+        # it wrote one where a careless harness would look: not counted, and gone with its step
+        assert not (workspace / "junit.xml").exists()
 
 
 def test_a_runner_that_writes_no_report_is_no_evidence(make_task, repo_root, tmp_path):

@@ -66,8 +66,9 @@ def add_hidden_tests(name: str, dest: str = "tests") -> str:
 
 
 def hidden_files() -> list[tuple[Path, Path]]:
-    """The (pristine file, workspace path) pairs add_hidden_tests named."""
-    return list(_hidden_files)
+    """The (pristine file, workspace path) pairs add_hidden_tests named (for this task)."""
+    folder = task_dir() / "hidden_tests"
+    return [(source, target) for source, target in _hidden_files if source.parent == folder]
 
 
 def step():
@@ -76,7 +77,7 @@ def step():
     and when it ends whatever it left running is ended and what it changed in the workspace is
     put back. The helpers (run_tests, run_junit_tests, shell_exit_zero) run in one each.
     `.problem` of the value it gives is set when a change could not be undone."""
-    return guarded_step(_hidden_files)
+    return guarded_step(hidden_files())
 
 
 def declared_tests() -> tuple[list[str], list[str]]:

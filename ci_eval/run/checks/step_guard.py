@@ -12,16 +12,20 @@ the rubric judged in the diff. So each step is run as
 - before: every process an earlier step left is ended (strays.end_strays), the workspace is
   recorded (each file's bytes, up to a budget), and the hidden files are laid in from the
   pristine copy (restore.add_file: no link followed, no cached bytecode left beside them);
-- after: what the step left running is ended, and the workspace is put back as recorded: files
-  it changed or removed are written back, files and folders it made (the hidden files too) are
-  removed, modes and links put back. A file over the budget that the step changed cannot be put
-  back: that is `problem`, a fail of the step.
+- after: what the step left running is ended and the hidden files are removed; what else the
+  step changed is noted, and put back when the next step starts (files it changed or removed
+  written back, files and folders it made removed, modes and links put back), so the workspace
+  a kept run shows is the one the last step left. A file over the budget that the step changed
+  cannot be put back: that is `problem`, a fail of the step.
 
-What checks.py itself writes between steps stays: only what happens inside a step is undone.
+What checks.py itself writes between steps stays: a path it changed after a step ended is not
+put back.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import os
 import shutil
 import stat
@@ -32,10 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_eval.run.checks.restore import add_file
-from ci_eval.run.checks.strays import end_strays
+from ci_eval.run.checks.strays import descendants, end_strays
 
 FILE_BYTES_KEPT = 16 * 1024 * 1024  # the largest file whose bytes are kept to put back
-TOTAL_BYTES_KEPT = 256 * 1024 * 1024
+TOTAL_BYTES_KEPT = 128 * 1024 * 1024
 MAX_ENTRIES = 300_000  # a larger workspace is not recorded (a note on stderr says so)
 
 
@@ -143,36 +147,64 @@ def _read(path: str) -> bytes | None:
         os.close(fd)
 
 
-def put_back(snapshot: Snapshot) -> list[str]:
-    """Make the workspace what `snapshot` recorded; the paths that could not be put back (a
-    changed file whose bytes were over the budget)."""
-    if not snapshot.complete:
-        return []
-    root = snapshot.root
+def changes(before: Snapshot, after: Snapshot) -> dict[str, Entry | None]:
+    """The paths that differ between two snapshots -> what `before` had there (None: nothing)."""
+    found = {}
+    for rel in before.entries.keys() | after.entries.keys():
+        was, now = before.entries.get(rel), after.entries.get(rel)
+        if _differs(was, now):
+            found[rel] = was
+    return found
+
+
+def _differs(was: Entry | None, now: Entry | None) -> bool:
+    if was is None or now is None:
+        return was is not now
+    if was.kind != now.kind or was.mode != now.mode:
+        return True
+    if was.kind == "link":
+        return was.data != now.data
+    return was.signature != now.signature
+
+
+def put_back(root: Path, wanted: dict[str, Entry | None],
+             since: Snapshot | None = None) -> list[str]:
+    """Make each path of `wanted` what it maps to (None: nothing there), except those that
+    changed after `since` was taken (checks.py's own writes between steps stay); the paths that
+    could not be put back (a changed file whose bytes were not kept)."""
     now = take(root, keep_bytes=False)
-    for rel, entry in now.entries.items():  # a folder the step made read-only: writable again
+    if since is not None:
+        wanted = {rel: was for rel, was in wanted.items()
+                  if not _differs(since.entries.get(rel), now.entries.get(rel))}
+    opened = {}
+    for rel, entry in now.entries.items():  # a folder made read-only: writable for a moment
         if entry.kind == "dir" and entry.mode & 0o700 != 0o700:
             os.chmod(root / rel, entry.mode | 0o700)
-    # what is new, or of another kind: removed, deepest first
-    for rel in sorted(now.entries, key=lambda r: -r.count("/")):
-        was, entry = snapshot.entries.get(rel), now.entries[rel]
-        if was is None or was.kind != entry.kind:
+            opened[rel] = entry.mode
+    for rel in sorted(wanted, key=lambda r: -r.count("/")):  # deepest first
+        was, entry = wanted[rel], now.entries.get(rel)
+        if entry is not None and (was is None or was.kind != entry.kind):
             _remove(root / rel, entry)
+            opened.pop(rel, None)
     lost: list[str] = []
     folders = []
-    for rel in sorted(snapshot.entries, key=lambda r: r.count("/")):
-        was, entry = snapshot.entries[rel], now.entries.get(rel)
+    for rel in sorted(wanted, key=lambda r: r.count("/")):
+        was, entry = wanted[rel], now.entries.get(rel)
+        if was is None:
+            continue
         if entry is not None and entry.kind != was.kind:
             entry = None
         if was.kind == "dir":
             if entry is None:
-                (root / rel).mkdir(mode=0o700)
-            folders.append((rel, was, entry))
+                (root / rel).mkdir(mode=0o700, parents=True)
+            opened[rel] = was.mode
         elif not _put(root / rel, was, entry):
             lost.append(rel)
-    for rel, was, entry in reversed(folders):  # last: a read-only folder gets its files first
-        if entry is None or entry.mode != was.mode:
-            os.chmod(root / rel, was.mode)
+    for rel in sorted(opened, key=lambda r: -r.count("/")):  # last: files first, then modes
+        try:
+            os.chmod(root / rel, opened[rel])
+        except FileNotFoundError:
+            pass
     return lost
 
 
@@ -228,25 +260,72 @@ def _put(path: Path, was: Entry, now: Entry | None) -> bool:
     return True
 
 
+_pending: list[tuple[dict[str, Entry | None], Snapshot]] = []  # ended steps' changes
+PR_GET_CHILD_SUBREAPER = 37
+
+
+def undo_ended_steps() -> None:
+    """Put back what the steps that ended changed (the last one to end first), except what
+    checks.py changed since."""
+    while _pending:
+        wanted, after = _pending.pop()
+        if after.root.is_dir():
+            put_back(after.root, wanted, since=after)
+
+
+@functools.cache
+def _owns_every_descendant() -> bool:
+    """True in the checks process (the init of its PID namespace, or a child subreaper: every
+    process below it was started by checks.py or a step); False where ci_eval.checks is used
+    as a library (a test suite's worker), whose other children are not a step's."""
+    if os.getpid() == 1:
+        return True
+    try:
+        flag = ctypes.c_int(0)
+        ctypes.CDLL(None).prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)
+        return flag.value != 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _end_earlier_processes() -> set[int]:
+    """End what earlier steps left running; the processes that are spared (as library)."""
+    if _owns_every_descendant():
+        end_strays(set())
+        return set()
+    return descendants()
+
+
 @contextmanager
 def guarded_step(hidden: Iterable[tuple[Path, Path]] = (), root: str | os.PathLike = "."):
     """Run one check step: see the module docstring. `hidden`: (pristine file, workspace path
     relative to root) pairs laid in for this step only."""
-    end_strays(set())  # nothing an earlier step (or a raw subprocess) started is still there
-    snapshot = take(Path(root))
+    root = Path(root).absolute()
+    spared = _end_earlier_processes()  # nothing an earlier step or raw subprocess started
+    undo_ended_steps()
+    snapshot = take(root)
     if not snapshot.complete:
         print(f"ci-eval: the workspace holds over {MAX_ENTRIES:,} entries: what a check step "
               "changes in it is not put back", file=sys.stderr)
     guard = StepGuard()
+    laid = {}
     try:
         for pristine, target in hidden:
-            add_file(pristine, Path(root) / target)
+            for rel in [*reversed(Path(target).parents[:-1]), Path(target)]:
+                laid[rel.as_posix()] = snapshot.entries.get(rel.as_posix())
+            add_file(pristine, root / target)
         yield guard
     finally:
-        end_strays(set())
-        lost = put_back(snapshot)
-        if lost:
-            guard.problem = (f"a check step changed {lost[0]}"
-                             + (f" (and {len(lost) - 1} more)" if len(lost) > 1 else "")
-                             + f", over the {FILE_BYTES_KEPT // (1024 * 1024)} MiB whose "
-                             "bytes are kept to put back")
+        end_strays(spared)
+        put_back(root, laid)  # the hidden files are gone before any other code runs
+        if snapshot.complete:
+            after = take(root, keep_bytes=False)
+            changed = changes(snapshot, after)
+            lost = [rel for rel, was in changed.items()
+                    if was is not None and was.kind == "file" and was.data is None]
+            if lost:
+                guard.problem = (f"a check step changed {lost[0]}"
+                                 + (f" (and {len(lost) - 1} more)" if len(lost) > 1 else "")
+                                 + f", over the {FILE_BYTES_KEPT // (1024 * 1024)} MiB whose "
+                                 "bytes are kept to put it back")
+            _pending.append((changed, after))
