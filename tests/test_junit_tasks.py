@@ -140,8 +140,7 @@ def test_the_reasons(make_task, repo_root, tmp_path, source, reason):
     assert code == 1, said
     assert reason in said
     if source.get("src/units.js") == FORGER:
-        # it wrote one where a careless harness would look: not counted, and gone with its step
-        assert not (workspace / "junit.xml").exists()
+        assert (workspace / "junit.xml").read_text() == FORGED_XML  # it wrote, it did not count
 
 
 def test_a_runner_that_writes_no_report_is_no_evidence(make_task, repo_root, tmp_path):
