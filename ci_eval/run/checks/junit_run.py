@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ci_eval.grading.testids import BROKEN
 from ci_eval.run.checks.junit_report import JUnitError, read_junit
-from ci_eval.run.checks.pytest_report import write_report
+from ci_eval.run.checks.pytest_report import accept_report, write_report
 from ci_eval.run.checks.strays import run_step
 
 REPORT_PLACEHOLDER = "{report}"
@@ -106,7 +106,9 @@ def run_junit(argv: Iterable[str], report_dir: Path, *, report_env: str | None =
     problem = exit_disagreement(name, step.code, outcomes)
     if problem:
         return TestRun(step.code, None, output, problem)
-    write_report(report_dir / f"junit-{os.getpid()}-{number}.json", step.code, outcomes)
+    written = report_dir / f"junit-{os.getpid()}-{number}.json"
+    write_report(written, step.code, outcomes)
+    accept_report(written)
     return TestRun(step.code, outcomes, output)
 
 
