@@ -8,7 +8,6 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-
 EXACT_UP_TO = 1000  # runs: binomials as exact integers up to here, through lgamma beyond
 
 

@@ -42,9 +42,8 @@ from ci_eval.run.sandbox.requests import agent_request
 from ci_eval.run.sandbox.sandbox_program import FailureKind, read_failure
 from ci_eval.run.sandbox.views import inside, kept_under, release_scratch, socket_folders
 from ci_eval.run.workspace.build import WorkspaceError, apply_output
-from ci_eval.tasks.upstream import agent_hidden_paths
 from ci_eval.tasks.model import Task, archive_dir, tasks_dir
-from ci_eval.tasks.upstream import pin_of
+from ci_eval.tasks.upstream import agent_hidden_paths, pin_of
 
 USAGE_CAP_BYTES = 64 * 1024
 OUTPUT_CAP_BYTES = 1024 * 1024  # of the agent's output kept for reading usage and the log

@@ -187,7 +187,6 @@ def put_back(root: Path, wanted: dict[str, Entry | None],
             _remove(root / rel, entry)
             opened.pop(rel, None)
     lost: list[str] = []
-    folders = []
     for rel in sorted(wanted, key=lambda r: r.count("/")):
         was, entry = wanted[rel], now.entries.get(rel)
         if was is None:
