@@ -68,7 +68,7 @@ def run_environment(env: Mapping[str, str | None] | None) -> dict[str, str]:
 
 
 def run_junit(argv: Iterable[str], report_dir: Path, *, report_env: str | None = None,
-              env: Mapping[str, str | None] | None = None, classname: bool = False,
+              env: Mapping[str, str | None] | None = None, classname: bool | str = False,
               timeout: float = 120, cwd: str | os.PathLike | None = None) -> TestRun:
     """Run the test command and read its JUnit report. The XML file has a random name in a
     fresh folder of report_dir (a dot-folder: the harness reads only its JSON reports), is
