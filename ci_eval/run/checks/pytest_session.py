@@ -16,6 +16,11 @@ Nothing in it may come from a place the agent could write in the harness's stead
 - the interpreter runs with -s (no user site-packages: ~/.local is writable by earlier steps of
   the checks) and pytest with `-p no:cacheprovider` (no `.pytest_cache`), no plugin autoload.
 
+Hidden tests: `--ci-eval-pristine JSON` (workspace path -> the task's pristine hidden_tests/
+file, taken out of argv before pytest parses it) makes each such test module compile from the
+pristine bytes read when this process starts (serve_pristine), before any code under test runs
+here: whatever a process of this step writes to the file on disk, pytest runs the pristine test.
+
 The tamper sentinel: `--ci-eval-must-fail NODEID --ci-eval-must-pass NODEID` add two tests at the
 end of the session, after every collected test (and after a session stopped by -x or by
 collection errors), whose ids ci_eval.checks chose at random for this session: plain test
