@@ -24,7 +24,6 @@ put back.
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import os
 import shutil
@@ -279,6 +278,8 @@ def _owns_every_descendant() -> bool:
     as a library (a test suite's worker), whose other children are not a step's."""
     if os.getpid() == 1:
         return True
+    import ctypes  # here: most checks.py never ask
+
     try:
         flag = ctypes.c_int(0)
         ctypes.CDLL(None).prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)
