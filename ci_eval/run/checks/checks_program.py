@@ -116,18 +116,20 @@ def command(verdict_fd: int, checks: str, sys_path: list[str]) -> list[str]:
 def main() -> int:
     if len(sys.argv) > 3:  # started with -S: the path `python -I` would have (the harness's)
         sys.path[:] = sys.argv[3:]
-    return judge(int(sys.argv[1]), sys.argv[2])
+    return judge(int(sys.argv[1]), sys.argv[2], name_reports=True)
 
 
-def judge(verdict_fd: int, checks: str) -> int:
-    """Run checks.py, write the verdict to verdict_fd; the exit status."""
+def judge(verdict_fd: int, checks: str, *, name_reports: bool = False) -> int:
+    """Run checks.py, write the verdict to verdict_fd (and, name_reports: the reports
+    ci_eval.checks accepted, for the local harness; the docker runner's container reads the
+    word alone); the exit status."""
     _guard_process()
     os.set_inheritable(verdict_fd, False)  # the checks' own subprocesses never get it
     status = run(os.path.abspath(checks))
     sys.stdout.flush()
     sys.stderr.flush()
     word = {0: b"pass", 1: b"fail"}.get(status, b"crash")
-    os.write(verdict_fd, word + b"\n" + _accepted_reports())
+    os.write(verdict_fd, word + (b"\n" + _accepted_reports() if name_reports else b""))
     os.close(verdict_fd)
     return status
 
