@@ -68,7 +68,7 @@ def add_hidden_tests(name: str, dest: str = "tests") -> str:
 def hidden_files() -> list[tuple[Path, Path]]:
     """The (pristine file, workspace path) pairs add_hidden_tests named (for this task)."""
     folder = task_dir() / "hidden_tests"
-    return [(source, target) for source, target in _hidden_files if source.parent == folder]
+    return [(source, target) for source, target in _hidden_files if folder in source.parents]
 
 
 def step():
