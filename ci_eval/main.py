@@ -168,11 +168,14 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     add_environment_secrets()
     streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = MaskedStream(sys.stdout), MaskedStream(sys.stderr)
+    sys.stdout = MaskedStream(sys.stdout)
+    sys.stderr = notes = MaskedStream(sys.stderr, best_effort=True)
     try:
         return _main(argv)
     finally:
         sys.stdout, sys.stderr = streams
+        if notes.failed:  # what it still holds can never be written: not an exit code of ours
+            sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the interpreter's exit
 
 
 def _main(argv: list[str] | None) -> int:

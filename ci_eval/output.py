@@ -277,14 +277,32 @@ def masked(value):
 
 
 class MaskedStream:
-    """A text stream (sys.stdout, sys.stderr) that masks what is written to it."""
+    """A text stream (sys.stdout, sys.stderr) that masks what is written to it. best_effort
+    (stderr: notes and progress, never results): a write or flush that fails (a full disk,
+    2>/dev/full, a closed pipe) is dropped, and `failed` says so, so the command's outcome and
+    exit code stay what its results say."""
 
-    def __init__(self, stream):
+    def __init__(self, stream, *, best_effort: bool = False):
         self._stream = stream
+        self._best_effort = best_effort
+        self.failed = False
 
     def write(self, text: str) -> int:
-        self._stream.write(mask(text))
+        try:
+            self._stream.write(mask(text))
+        except (OSError, ValueError):
+            if not self._best_effort:
+                raise
+            self.failed = True
         return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except (OSError, ValueError):
+            if not self._best_effort:
+                raise
+            self.failed = True
 
     def __getattr__(self, name):
         return getattr(self._stream, name)

@@ -56,6 +56,20 @@ FORGER = UNITS + (
     "    if (dest) { fs.writeFileSync(dest + '.tmp', forged); fs.renameSync(dest + '.tmp', dest); }\n"
     "  }\n"
     "}\n")
+# Issue #31 item 2: every declared test PASSED plus one undeclared failure, so that the report
+# agrees with node's exit 1 (a wrong fix fails "reads hours" for real).
+UNDECLARED_XML = FORGED_XML.replace(
+    "</testsuite>", "<testcase name=\"forged\"><failure message=\"x\"/></testcase></testsuite>")
+FORGER_UNDECLARED = WRONG + FORGER[len(UNITS):].replace(
+    f"const forged = {json.dumps(FORGED_XML)};", f"const forged = {json.dumps(UNDECLARED_XML)};")
+# ... or the forged report put beside the real one, or the real one hard-linked to keep a hand
+# on it after the runner is done
+FORGER_BESIDE = WRONG + FORGER[len(UNITS):].replace(
+    "fs.writeFileSync(dest + '.tmp', forged); fs.renameSync(dest + '.tmp', dest);",
+    "fs.writeFileSync(require('path').dirname(dest) + '/junit.xml', forged);")
+FORGER_LINK = WRONG + FORGER[len(UNITS):].replace(
+    "fs.writeFileSync(dest + '.tmp', forged); fs.renameSync(dest + '.tmp', dest);",
+    "fs.writeFileSync(dest, forged); fs.linkSync(dest, 'kept.xml');")
 CHECKS = ("from ci_eval.checks import declared_tests, main, run_junit_tests\n\n"
           "NODE_TEST = ['node', '--test', '--test-reporter=junit',\n"
           "             '--test-reporter-destination={report}', 'test/']\n\n"
@@ -81,7 +95,10 @@ def test_verify_shows_the_table_and_refuses_wrong_skipped_and_forged(cli, repo_r
     units_task(make_task, repo_root, negatives={
         "wrong-factor.patch": _patch(UNITS, WRONG),
         "skip-the-test.patch": _patch(TESTS, SKIPPED, "test/units.test.js"),
-        "forge-the-report.patch": _patch(UNITS, FORGER)})
+        "forge-the-report.patch": _patch(UNITS, FORGER),
+        "forge-an-undeclared-failure.patch": _patch(UNITS, FORGER_UNDECLARED),
+        "forge-beside-the-report.patch": _patch(UNITS, FORGER_BESIDE),
+        "forge-and-link-the-report.patch": _patch(UNITS, FORGER_LINK)})
     result = cli("verify", cwd=repo_root, timeout=240)
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
@@ -110,7 +127,10 @@ def _checks_on(task, tmp_path, source: dict[str, str]):
     ({"src/units.js": WRONG}, f"{HOURS} FAILED (fail_to_pass)"),
     ({"test/units.test.js": SKIPPED}, f"{HOURS} SKIPPED (fail_to_pass)"),
     ({"src/units.js": FORGER}, "node exited 1 but its JUnit report shows no failing test"),
-], ids=["fixed", "wrong", "skipped", "forged"])
+    ({"src/units.js": FORGER_UNDECLARED}, "node exited 1 although the named tests passed"),
+    ({"src/units.js": FORGER_BESIDE}, "the JUnit report's folder holds 'junit.xml' besides"),
+    ({"src/units.js": FORGER_LINK}, "the JUnit report is not a plain file with one link"),
+], ids=["fixed", "wrong", "skipped", "forged", "undeclared", "beside", "linked"])
 def test_the_reasons(make_task, repo_root, tmp_path, source, reason):
     task = units_task(make_task, repo_root)
     code, said, workspace = _checks_on(task, tmp_path, source)
@@ -183,3 +203,67 @@ def test_a_rubric_tests_criterion_reads_the_junit_outcomes(cli, repo_root, make_
     rubric = {row["state"]: row for row in json.loads(result.stdout)["tasks"][0]["rubric"]}
     assert rubric["solution/"]["score"] == 100 and rubric["solution/"]["verdict"] == "PASS"
     assert rubric["untouched repo-state"]["score"] == 0
+
+
+# Issue #36, item 12: jest + jest-junit. Its default naming gives "parseDuration > parseDuration
+# hours reads hours" where jest prints "parseDuration › hours › reads hours". This is the report
+# jest 29.7 + jest-junit 16.0 wrote (failure texts cut) for two files, each with a
+# `describe('parseDuration')` holding a test 'reads seconds', under the naming classname="jest"
+# sets (JEST_ENV), with jest's own printout of the failures: `● parseDuration › hours › reads
+# hours` and `● parseDuration › reads seconds`.
+JEST_REPORT = """<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="jest tests" tests="4" failures="2" errors="0" time="4.21">
+  <testsuite name="test/a.test.js" errors="0" failures="1" skipped="0" tests="3">
+    <testcase classname="parseDuration › hours" name="reads hours" time="0.067">
+      <failure>Error: expect(received).toBe(expected)</failure>
+    </testcase>
+    <testcase classname="parseDuration" name="reads seconds" time="0.001">
+    </testcase>
+    <testcase classname="" name="top level" time="0.037">
+    </testcase>
+  </testsuite>
+  <testsuite name="test/b.test.js" errors="0" failures="1" skipped="0" tests="1">
+    <testcase classname="parseDuration" name="reads seconds" time="0.002">
+      <failure>Error: expect(received).toBe(expected)</failure>
+    </testcase>
+  </testsuite>
+</testsuites>
+"""
+
+
+def test_jest_ids_are_the_file_and_what_jest_prints():
+    from ci_eval.run.checks.junit_report import JEST_ENV
+
+    assert parse_junit(JEST_REPORT.encode(), classname="jest") == {
+        "test/a.test.js > parseDuration › hours › reads hours": "FAILED",
+        "test/a.test.js > parseDuration › reads seconds": "PASSED",
+        "test/a.test.js > top level": "PASSED",
+        "test/b.test.js > parseDuration › reads seconds": "FAILED",  # not merged with a's
+    }
+    assert JEST_ENV == {"JEST_JUNIT_SUITE_NAME": "{filepath}",
+                        "JEST_JUNIT_CLASSNAME": "{classname}", "JEST_JUNIT_TITLE": "{title}",
+                        "JEST_JUNIT_ANCESTOR_SEPARATOR": " › "}
+
+
+def test_jest_naming_reaches_the_runner_and_env_extends_the_environment(make_task, repo_root,
+                                                                        tmp_path):
+    """classname="jest" hands jest-junit its naming; env= adds to the checks' environment
+    (issue #36, item 13: it once replaced it, PATH included). A node script stands in for jest
+    here: it writes a report named by those variables, and fails unless PATH is kept."""
+    runner = ("const fs = require('fs');\n"
+              "const e = process.env;\n"
+              "if (!e.PATH || e.EXTRA !== 'yes') process.exit(7);\n"
+              "const name = e.JEST_JUNIT_SUITE_NAME === '{filepath}' ? 'test/a.test.js' : 'x';\n"
+              "const sep = e.JEST_JUNIT_ANCESTOR_SEPARATOR;\n"
+              "fs.writeFileSync(e.JEST_JUNIT_OUTPUT_FILE, `<testsuites><testsuite name=\"${name}\">"
+              "<testcase classname=\"seconds${sep}units\" name=\"reads hours\"/>"
+              "</testsuite></testsuites>`);\n")
+    task = units_task(make_task, repo_root)
+    (task / "repo-state" / "fake-jest.js").write_text(runner)
+    (task / "checks.py").write_text(
+        "from ci_eval.checks import main, run_junit_tests\n\n"
+        "main(lambda: run_junit_tests(['node', 'fake-jest.js'],\n"
+        "    ['test/a.test.js > seconds › units › reads hours'],\n"
+        "    report_env='JEST_JUNIT_OUTPUT_FILE', classname='jest', env={'EXTRA': 'yes'}))\n")
+    code, said, _ = _checks_on(task, tmp_path, {"src/units.js": FIXED})
+    assert code == 0, said

@@ -119,3 +119,60 @@ def test_a_bad_network_entry_is_exit_2_naming_the_field(cli, repo_root, make_tas
     (repo_root / "ci-eval.yaml").write_text(json.dumps({"agents": {"a": entry}}))
     ran = cli("run", "--agent", "a", "-k", "1", cwd=repo_root)
     assert_bad_input(ran, "ci-eval.yaml", field, said)
+
+
+# Issue #31, item 5: through the filesystem. The upstream cache outside HOME (as the action's
+# runner.temp in a container job) and a file:// upstream both held the fixed commit; an agent,
+# api-only or not, read it there and passed. Both are hidden from every agent now.
+LOOKER = r"""
+import os, subprocess, sys
+seen = []
+for place in sys.argv[1:]:
+    try:
+        listed = sorted(os.listdir(place))  # a hidden folder is an empty one
+    except OSError:
+        listed = []
+    if listed:
+        seen.append(f"{place}: {listed[:3]}")
+done = subprocess.run(["git", "clone", "-q", sys.argv[1], "future"], capture_output=True)
+if done.returncode == 0:
+    seen.append("cloned")
+open("seen.txt", "w").write("\n".join(seen) or "nothing")
+"""
+LOOK_CHECKS = ("from pathlib import Path\n"
+               "said = Path('seen.txt').read_text()\n"
+               "print(said)\n"
+               "raise SystemExit(0 if said == 'nothing' else 1)\n")
+
+
+@pytest.mark.skipif(not SANDBOXED, reason="no agent sandbox on this machine (namespaces)")
+@pytest.mark.parametrize("network", ["api-only", "host"])
+def test_no_agent_reads_the_upstream_or_its_cache_from_the_disk(cli, repo_root, make_task,
+                                                                 tmp_path, network):
+    url, base, _ = upstream(tmp_path)
+    bare = url.removeprefix("file://")
+    cache = tmp_path / "runner-temp" / "upstream-cache"
+    make_task(repo_root, "task-001-pinned", prompt="Fix add().\n", checks=LOOK_CHECKS,
+              metadata={"repo": {"url": url, "commit": base}}, repo_state=None)
+    (tmp_path / "looker.py").write_text(LOOKER)
+    command = [sys.executable, str(tmp_path / "looker.py"), bare, str(cache)]
+    (repo_root / "ci-eval.yaml").write_text(json.dumps({"agents": {
+        "looker": {"command": command, "network": network}}}))
+    ran = cli("run", "-k", "1", "--agent", "looker", cwd=repo_root,
+              env={"CI_EVAL_UPSTREAM_CACHE": str(cache)}, timeout=180)
+    assert ran.returncode in (0, 1), ran.stdout + ran.stderr
+    assert cache.is_dir() and any(cache.rglob("HEAD"))  # the cache was there, full
+    [record] = read_lines(repo_root / "results" / "task-001-pinned.jsonl")
+    assert record["status"] == "pass", record.get("reason")
+
+
+def test_validate_warns_on_a_file_upstream(cli, repo_root, make_task, tmp_path):
+    url, base, _ = upstream(tmp_path)
+    make_task(repo_root, "task-001-pinned", metadata={"repo": {"url": url, "commit": base}},
+              repo_state=None)
+    ran = cli("validate", cwd=repo_root)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert ("warning: " in ran.stderr and "$.repo.url: repo.url is a file:// path"
+            in ran.stderr), ran.stderr
+    shown = json.loads(cli("validate", "--json", cwd=repo_root).stdout)
+    assert shown["valid"] and "file://" in shown["warnings"][0]

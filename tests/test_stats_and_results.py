@@ -181,7 +181,7 @@ def test_run_tests_requires_each_named_test_to_pass(tmp_path, monkeypatch):
 
 
 def test_add_hidden_tests_copies_from_the_task_folder(tmp_path, monkeypatch):
-    from ci_eval.checks import add_hidden_tests
+    from ci_eval.checks import add_hidden_tests, step
 
     task = tmp_path / "task"
     (task / "hidden_tests").mkdir(parents=True)
@@ -191,7 +191,11 @@ def test_add_hidden_tests_copies_from_the_task_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(workspace)
     monkeypatch.setenv("CI_EVAL_TASK_DIR", str(task))
     assert add_hidden_tests("test_h.py") == "tests/test_h.py"
-    assert (workspace / "tests" / "test_h.py").read_text().startswith("def test_h")
+    # laid in for each step only (issue #31, item 1)
+    assert not (workspace / "tests" / "test_h.py").exists()
+    with step():
+        assert (workspace / "tests" / "test_h.py").read_text().startswith("def test_h")
+    assert not (workspace / "tests").exists()
 
 
 def test_summary_every_field_of_a_mixed_task():

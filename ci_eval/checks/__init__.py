@@ -10,6 +10,7 @@ from ci_eval.checks.task_folder import (
     declared_tests,
     restore_from,
     restore_pristine,
+    step,
     task_dir,
 )
 
@@ -17,5 +18,5 @@ __all__ = [
     "Check", "CheckResult", "PytestRun", "add_hidden_tests", "declared_tests", "failed",
     "file_equals", "first_difference", "main", "passed", "regex_match", "restore_from",
     "restore_pristine", "run_declared_tests", "run_junit_tests", "run_pytest", "run_tests",
-    "shell_exit_zero", "task_dir",
+    "shell_exit_zero", "step", "task_dir",
 ]

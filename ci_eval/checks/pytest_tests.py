@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import json
 import os
 import sys
 from collections.abc import Iterable
@@ -16,14 +17,17 @@ import ci_eval
 from ci_eval.checks.result import CheckResult, tail, tests_result
 from ci_eval.checks.task_folder import (
     declared_tests,
+    hidden_files,
     report_dir,
     restore_from,
     restore_pristine,
+    step,
     task_dir,
 )
 from ci_eval.grading.testids import judge_tests
 from ci_eval.run.checks.pytest_report import (
     ReportError,
+    accept_report,
     read_report,
     sentinel_ids,
     sentinel_problem,
@@ -106,30 +110,39 @@ def run_pytest(args: Iterable[str] = (), *, plugins: Iterable[str] = (),
     cmd = [sys.executable, "-s", "-c", _PYTEST_LAUNCHER, _CI_EVAL_FOLDER,
            "--ci-eval-report", str(report), *sentinel_args, "-rA", "-p", "no:cacheprovider",
            "-q", *config_args, *plugin_args, *args]
+    pristine = {os.path.abspath(target): str(source) for source, target in hidden_files()}
+    if pristine:  # hidden test modules compiled from these bytes, whatever is on disk then
+        cmd[5:5] = ["--ci-eval-pristine", json.dumps(pristine)]
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     env.pop("PYTEST_ADDOPTS", None)
-    step = run_step(cmd, timeout=timeout, env=env, cwd=cwd)  # nothing it started outlives it
-    if step.code is None:
+    with step() as guard:  # hidden tests laid in; nothing it started or changed outlives it
+        ran = run_step(cmd, timeout=timeout, env=env, cwd=cwd)
+    if ran.code is None:
         return PytestRun(None, None, "", f"tests did not finish within {timeout:g}s")
-    output = tail(step.stdout + step.stderr, 400)
+    output = tail(ran.stdout + ran.stderr, 400)
+    if guard.problem:
+        report.unlink(missing_ok=True)
+        return PytestRun(ran.code, None, output, guard.problem)
+    step_code = ran.code
     try:
         found = read_report(report)
     except ReportError as exc:
-        return PytestRun(step.code, None, output, f"{exc} (pytest exit {step.code})")
+        return PytestRun(step_code, None, output, f"{exc} (pytest exit {step_code})")
     if found is None:
-        return PytestRun(step.code, None, output,
-                         f"no evidence the tests ran (pytest exit {step.code}, no report)")
+        return PytestRun(step_code, None, output,
+                         f"no evidence the tests ran (pytest exit {step_code}, no report)")
     status, outcomes = found
     problem = sentinel_problem(status, outcomes, *sentinels) if sentinels else ""
-    if not problem and status != step.code:
-        problem = f"pytest exited {step.code} but its report says {status}"
+    if not problem and status != step_code:
+        problem = f"pytest exited {step_code} but its report says {status}"
     if problem:
         report.unlink(missing_ok=True)  # withdrawn: the harness reads the reports left
-        return PytestRun(step.code, None, output, problem)
+        return PytestRun(step_code, None, output, problem)
     if sentinels:
         outcomes = {test: outcome for test, outcome in outcomes.items() if test not in sentinels}
         write_report(report, status, outcomes)  # the harness reads the tests' outcomes only
-    return PytestRun(step.code, outcomes, output)
+    accept_report(report)
+    return PytestRun(step_code, outcomes, output)
 
 
 def run_tests(

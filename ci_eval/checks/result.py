@@ -17,9 +17,10 @@ is that run's fail, with the reason.
 Everything in the workspace was written by the agent: these helpers never follow a symlink there
 and cap what they read. Test outcomes come from a structured report that pytest writes outside
 the workspace (ci_eval/run/checks/pytest_report.py), never from the text the code under test can print.
-Nothing that agent code started outlives the step that ran it: run_pytest, shell_exit_zero and
-main (between checks) end every process left behind (ci_eval/run/checks/strays.py), so a daemon cannot
-rewrite a test after a later step restored it.
+Nothing that agent code started or changed outlives the step that ran it: run_pytest,
+run_junit_tests, shell_exit_zero and main (each check) end every process left behind and put
+back what the step changed in the workspace (ci_eval/run/checks/step_guard.py), so neither a
+daemon nor an earlier step can rewrite a test, or the code, that a later step judges.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ci_eval.grading.testids import TestsVerdict
-from ci_eval.run.checks.strays import descendants, end_strays
+from ci_eval.run.checks.step_guard import guarded_step
 
 
 @dataclass(frozen=True)
@@ -68,19 +69,19 @@ Check = CheckResult | Callable[[], CheckResult]
 
 def main(*checks: Check) -> None:
     """Evaluate checks in order (callables lazily); exit 1 with reasons on stderr if any failed.
-    What a check left running (agent code it ran through its own subprocess calls) is ended
-    before the next one starts (ci_eval/run/checks/strays.py)."""
+    What a check left running (agent code it ran through its own subprocess calls) is ended,
+    and what it changed in the workspace put back, before the next one starts
+    (ci_eval/run/checks/step_guard.py)."""
     failures = []
-    before = descendants()
     for check in checks:
-        try:
+        with guarded_step() as guard:
             result = check() if callable(check) else check
-        finally:
-            end_strays(before)
         if not isinstance(result, CheckResult):
             raise TypeError(f"a check returned {type(result).__name__}, expected CheckResult")
         if not result.ok:
             failures.append(result.reason)
+        elif guard.problem:
+            failures.append(guard.problem)
     for reason in failures:
         print(f"FAIL: {reason}", file=sys.stderr)
     if failures:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 
 from ci_eval.checks.result import CheckResult, failed, passed, tail
+from ci_eval.checks.task_folder import step
 from ci_eval.run.checks.strays import run_step
 
 
@@ -17,12 +18,15 @@ def shell_exit_zero(cmd: str | list[str], timeout: float = 10, *, env: dict | No
     if isinstance(cmd, (list, tuple)):
         cmd = shlex.join(cmd)
     try:
-        step = run_step(argv, timeout=timeout, env=env)
+        with step() as guard:
+            ran = run_step(argv, timeout=timeout, env=env)
     except (FileNotFoundError, PermissionError) as exc:
         return failed(f"`{cmd}` could not be started: {exc.strerror or exc}")
-    if step.code is None:
+    if ran.code is None:
         return failed(f"`{cmd}` did not finish within {timeout:g}s")
-    if step.code == 0:
+    if guard.problem:
+        return failed(f"`{cmd}`: {guard.problem}")
+    if ran.code == 0:
         return passed(f"`{cmd}` exited 0")
-    output = tail(step.stderr or step.stdout, 400)
-    return failed(f"`{cmd}` exited {step.code}: {output}")
+    output = tail(ran.stderr or ran.stdout, 400)
+    return failed(f"`{cmd}` exited {ran.code}: {output}")

@@ -13,11 +13,13 @@ from pathlib import Path
 
 from ci_eval import strict_json
 from ci_eval.grading.rubric import RUBRIC_FILE, task_grading
-from ci_eval.run.checks.restore import add_file, restore
+from ci_eval.run.checks.restore import restore
+from ci_eval.run.checks.step_guard import guarded_step
 
 REPORT_DIR_ENV = "CI_EVAL_REPORT_DIR"  # set by the harness: a folder outside the workspace
 
 _private_report_dir: list[Path] = []
+_hidden_files: list[tuple[Path, Path]] = []  # (pristine file, workspace path)
 
 
 def task_dir() -> Path:
@@ -50,11 +52,32 @@ def restore_from(folder: str, paths: Iterable[str]) -> None:
 
 
 def add_hidden_tests(name: str, dest: str = "tests") -> str:
-    """Copy the task's hidden_tests/<name> (never shown to the agent) into the workspace's
-    `dest` folder; returns its workspace path, the prefix of its test ids."""
-    target = Path(dest) / name
-    add_file(task_dir() / "hidden_tests" / name, target)
+    """The task's hidden_tests/<name> (never shown to the agent), laid into the workspace's
+    `dest` folder for each check step (run_tests, run_pytest, run_junit_tests, shell_exit_zero,
+    `with step():`) from the pristine copy, and gone again when the step ends, so that code an
+    earlier step ran cannot rewrite it (run/checks/step_guard.py); returns its workspace path,
+    the prefix of its test ids."""
+    source, target = task_dir() / "hidden_tests" / name, Path(dest) / name
+    if not source.is_file():
+        raise FileNotFoundError(f"add_hidden_tests: the task has no hidden_tests/{name}")
+    if (source, target) not in _hidden_files:
+        _hidden_files.append((source, target))
     return target.as_posix()
+
+
+def hidden_files() -> list[tuple[Path, Path]]:
+    """The (pristine file, workspace path) pairs add_hidden_tests named (for this task)."""
+    folder = task_dir() / "hidden_tests"
+    return [(source, target) for source, target in _hidden_files if folder in source.parents]
+
+
+def step():
+    """One check step run by checks.py's own code (`with step(): subprocess.run(...)`): what
+    earlier steps left running is ended, the hidden tests are laid in from the pristine copy,
+    and when it ends whatever it left running is ended and what it changed in the workspace is
+    put back. The helpers (run_tests, run_junit_tests, shell_exit_zero) run in one each.
+    `.problem` of the value it gives is set when a change could not be undone."""
+    return guarded_step(hidden_files())
 
 
 def declared_tests() -> tuple[list[str], list[str]]:

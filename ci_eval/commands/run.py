@@ -252,7 +252,11 @@ def _preflight(agent, tasks, root, config) -> None:
 
 def _results_dir(root, given: str):
     """--out, relative to the repo root, resolved (so `results/../../x` means what the kernel
-    will make of it); never the repo root itself or a folder inside tasks/."""
+    will make of it); never the repo root itself or a folder inside tasks/, and a warning when
+    a relative one climbs out of the repo root."""
+    import sys
+    from pathlib import Path
+
     from ci_eval.errors import UserError
 
     if not given.strip():
@@ -264,6 +268,9 @@ def _results_dir(root, given: str):
     if out_dir.is_relative_to(root / "tasks"):
         raise UserError("is inside tasks/ (expected a folder outside the tasks)", path=out_dir,
                         field="--out")
+    if not Path(given).is_absolute() and not out_dir.is_relative_to(root):
+        print(f"ci-eval: warning: --out {given} climbs out of the repo root {root}: the "
+              f"results go to {out_dir}", file=sys.stderr)  # allowed, docs/isolation.md says why
     return out_dir
 
 

@@ -51,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from ci_eval.agents.harness_of import recorded_harness_line
     from ci_eval.errors import UserError
     from ci_eval.output import UntrustedFile, read_capped
+    from ci_eval.render.inert import json_line_breaks, terminal_text
     from ci_eval.render.report import fmt_money
     from ci_eval.results import store as results
     from ci_eval.run.context import LOGS
@@ -72,10 +73,13 @@ def run(args: argparse.Namespace) -> int:
         log = (read_capped(log_path, 1024 * 1024) or b"").decode("utf-8", errors="replace")
     except UntrustedFile as exc:
         log = f"(log not shown: {exc})"
-    tail = log.splitlines()[-args.lines:]
+    # lines as a CI log shows them (\r too), each made inert when printed
+    tail = log.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    tail = (tail[:-1] if tail and not tail[-1] else tail)[-args.lines:]
     if args.json:
-        print(json.dumps({"record": record, "log_tail": tail, "log_path": str(log_path)},
-                         indent=2, ensure_ascii=False))
+        print(json_line_breaks(json.dumps(
+            {"record": record, "log_tail": tail, "log_path": str(log_path)}, indent=2,
+            ensure_ascii=False)))
         return 0
     out = [f"{task.id} run {record['run']} (attempt {record.get('attempt', 1)}): "
            f"{record['status']}"]
@@ -103,5 +107,5 @@ def run(args: argparse.Namespace) -> int:
         out.append(f"\n--- diff{cut} ---" if diff else "\n--- no change ---")
         if diff:
             out.append(diff.rstrip("\n"))
-    sys.stdout.write("\n".join(out) + "\n")
+    sys.stdout.write(terminal_text("\n".join(out)) + "\n")
     return 0

@@ -48,12 +48,15 @@ def run(args: argparse.Namespace) -> int:
             config_path(root) or root / CONFIG_FILE)
     except UserError as exc:
         config_problems = [str(exc)]
+    warnings = _warnings(Path(args.root) / "tasks", report)
     if args.json:
         valid = not config_problems and not any(report.values())
         print(json.dumps({"valid": valid, "tasks": {t: [str(p) for p in found]
                                                     for t, found in report.items()},
-                          "config": config_problems}, indent=2))
+                          "config": config_problems, "warnings": warnings}, indent=2))
         return EXIT_OK if valid else EXIT_BAD_INPUT
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     problems = 0
     for task_id, found in report.items():
         state = "ok" if not found else f"invalid ({len(found)} problem{'s' * (len(found) != 1)})"
@@ -70,6 +73,22 @@ def run(args: argparse.Namespace) -> int:
         + (f", {problems} problem{'s' * (problems != 1)}" if problems else "")
     )
     return EXIT_BAD_INPUT if problems else EXIT_OK
+
+
+def _warnings(tasks, report: dict) -> list[str]:
+    """What is valid but likely a mistake: a file:// upstream (tasks/upstream.file_url_warning)."""
+    from ci_eval.tasks.metadata_problems import read_metadata
+    from ci_eval.tasks.model import METADATA_FILE
+    from ci_eval.tasks.upstream import file_url_warning
+
+    found = []
+    for task_id in report:
+        path = tasks / task_id / METADATA_FILE
+        metadata, _ = read_metadata(path, task=task_id) if path.is_file() else (None, [])
+        warning = file_url_warning(metadata)
+        if warning:
+            found.append(f"{path}: $.repo.url: {warning}")
+    return found
 
 
 def _grading_problems(folder, found: list) -> list:

@@ -90,7 +90,8 @@ def no_evidence(outcomes: Mapping[str, str] | None, wanted: Iterable[str]) -> bo
 
 def judge_tests(fail_to_pass: Iterable[str], pass_to_pass: Iterable[str] = (),
                 outcomes: Mapping[str, str] | None = None, *, exit_code: int | None = None,
-                problem: str = "", evidence: Iterable[str] | None = None) -> TestsVerdict:
+                problem: str = "", evidence: Iterable[str] | None = None,
+                runner: str = "pytest") -> TestsVerdict:
     """The verdict over the declared tests. `outcomes` None means there is no report at all
     (`problem` may say why); `exit_code` is the test command's, when known (None: not known,
     e.g. outcomes gathered from several sessions whose codes were each checked already).
@@ -106,7 +107,7 @@ def judge_tests(fail_to_pass: Iterable[str], pass_to_pass: Iterable[str] = (),
         if outcomes is None:
             why = problem or "no evidence the tests ran (no test report)"
         else:
-            code = "" if exit_code is None else f"pytest exit {exit_code}: "
+            code = "" if exit_code is None else f"{runner} exit {exit_code}: "
             count = len(wanted) if evidence is None else len(list(evidence))
             why = (problem or f"no evidence the tests ran ({code}the test report names none "
                    f"of the {count} tests)")
@@ -117,9 +118,9 @@ def judge_tests(fail_to_pass: Iterable[str], pass_to_pass: Iterable[str] = (),
     disagreement = ""
     if exit_code is not None:
         if not failing and exit_code != 0:
-            disagreement = f"pytest exited {exit_code} although the named tests passed"
+            disagreement = f"{runner} exited {exit_code} although the named tests passed"
         elif exit_code == 0 and any(found[t] in BROKEN for t in wanted):
-            disagreement = "pytest exited 0 although a named test failed"
+            disagreement = f"{runner} exited 0 although a named test failed"
     return TestsVerdict(not failing and not disagreement, found, failing, disagreement)
 
 

@@ -15,6 +15,12 @@ from __future__ import annotations
 
 import re
 
+# C0 controls but tab and newline, DEL, C1 (NEL among them), and the Unicode line and paragraph
+# separators: each one a line break or a terminal command to some reader of the text
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+# a workflow command (GitHub Actions reads `::error ...`, `::stop-commands::...` and the older
+# `##[...]` at the start of a line, white space before them ignored)
+_COMMAND = re.compile(r"^\s*(::|##\[)")
 LIMIT = 180  # characters of agent text shown, ellipsis included (summaries keep 200 of a reason)
 _BACKTICKS = re.compile(r"`+")
 
@@ -42,3 +48,29 @@ def code_span(text: str, *, limit: int = LIMIT, in_table: bool = False) -> str:
     pad = " " if flat.startswith("`") or flat.endswith("`") else ""
     span = f"{fence}{pad}{flat}{pad}{fence}"
     return span.replace("|", "\\|") if in_table else span
+
+
+def _escaped(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def terminal_text(text: str) -> str:
+    """Agent- or checks-derived text made safe to print where a CI step reads it: every line
+    break is a newline (\\r\\n and \\r included), the other control characters, NEL and
+    the Unicode line separators are shown as escapes (\\x1b, \\x85, \\u2028), and a line
+    that a workflow would obey as a command (`::error`, `::stop-commands`, `##[`) is shown
+    behind "> "."""
+    lines = str(text).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(_inert_line(_CONTROLS.sub(_escaped, line)) for line in lines)
+
+
+def _inert_line(line: str) -> str:
+    return f"> {line}" if _COMMAND.match(line) else line
+
+
+def json_line_breaks(text: str) -> str:
+    """JSON text (ensure_ascii=False) with NEL and the Unicode line separators escaped: valid
+    JSON either way, but one physical line for every reader."""
+    return (text.replace("\u0085", "\\u0085").replace("\u2028", "\\u2028")
+            .replace("\u2029", "\\u2029"))

@@ -8,6 +8,20 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+EXACT_UP_TO = 1000  # runs: binomials as exact integers up to here, through lgamma beyond
+
+
+def _comb_ratio(a: int, b: int, k: int) -> float:
+    """C(a, k) / C(b, k) for 0 <= a <= b, 0 < k <= b: exact for small counts; beyond, in
+    logs, so that a history claiming 10**8 runs takes no time and overflows nothing."""
+    if k > a:
+        return 0.0
+    if b <= EXACT_UP_TO:
+        return math.comb(a, k) / math.comb(b, k)
+    log = (math.lgamma(a + 1) - math.lgamma(a - k + 1)
+           - math.lgamma(b + 1) + math.lgamma(b - k + 1))
+    return math.exp(log)
+
 
 def pass_at_k(n: int, c: int, k: int) -> float:
     """Unbiased pass@k (Chen et al. 2021): 1 - C(n-c, k) / C(n, k), for k <= n."""
@@ -15,14 +29,14 @@ def pass_at_k(n: int, c: int, k: int) -> float:
         raise ValueError(f"pass@k needs 0 < k <= n, got k={k}, n={n}")
     if n - c < k:
         return 1.0
-    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+    return 1.0 - _comb_ratio(n - c, n, k)
 
 
 def pass_hat_k(n: int, c: int, k: int) -> float:
     """Unbiased pass^k (all k of k sampled runs pass): C(c, k) / C(n, k), for k <= n."""
     if not 0 < k <= n:
         raise ValueError(f"pass^k needs 0 < k <= n, got k={k}, n={n}")
-    return math.comb(c, k) / math.comb(n, k)
+    return _comb_ratio(c, n, k)
 
 
 def pass_rate(passes: int, runs: int) -> Fraction | None:

@@ -22,6 +22,7 @@ import subprocess
 import tarfile
 import tempfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ci_eval.plain_tar import extract_plain
 
@@ -47,6 +48,32 @@ def pin_of(metadata: dict) -> tuple[str, str] | None:
             repo.get("commit"), str):
         return repo["url"], repo["commit"]
     return None
+
+
+def local_path(url: str) -> Path | None:
+    """The folder of a file:// upstream (None for a remote one)."""
+    return Path(urlsplit(url).path) if url.startswith("file://") else None
+
+
+def agent_hidden_paths(metadata: dict) -> list[Path]:
+    """What of the host holds a task's future (`network: api-only` or not, an agent reads
+    files): the upstream cache, wherever it lies (CI_EVAL_UPSTREAM_CACHE: the action's
+    runner.temp), and a file:// upstream's folder. Only those that exist."""
+    found = [cache_dir()]
+    pin = pin_of(metadata)
+    if pin and local_path(pin[0]) is not None:
+        found.append(local_path(pin[0]))
+    return [path for path in found if path.is_dir()]
+
+
+def file_url_warning(metadata: object) -> str | None:
+    """validate's warning for a file:// upstream: meant for tests (a local bare repository),
+    not for a suite that runs elsewhere."""
+    pin = pin_of(metadata) if isinstance(metadata, dict) else None
+    if pin is None or local_path(pin[0]) is None:
+        return None
+    return ("repo.url is a file:// path: a local repository is for tests (CI runners and "
+            "teammates do not have it); pin the https:// or git@ URL of the upstream")
 
 
 def cache_dir() -> Path:

@@ -12,9 +12,11 @@ forms); a tool that ignores them has no network.
 from __future__ import annotations
 
 import os
+import select
 import socket
 import sys
 import threading
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -22,6 +24,15 @@ RELAY_PORT = 3128
 SOCKET_NAME = "api-proxy.sock"
 MAX_HEAD_BYTES = 64 * 1024
 CONNECT_TIMEOUT = 15
+HEAD_TIMEOUT = 30  # seconds to send a request head
+IDLE_TIMEOUT = 900  # seconds a tunnel may carry nothing either way (a long model answer)
+IDLE_CHECK = 10  # how often a waiting tunnel looks at the time
+MAX_CONNECTIONS = 64  # at once, per agent run: each holds two threads
+_TOO_MANY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
+             b"Connection: close\r\n\r\n")
+_FORBIDDEN = b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+_HEAD_TOO_LARGE = (b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n"
+                   b"Connection: close\r\n\r\n")
 PRESET_API_HOSTS = {
     "claude-code": ("api.anthropic.com",),
     "codex": ("api.openai.com", "chatgpt.com"),
@@ -97,10 +108,14 @@ def proxy_env() -> dict[str, str]:
 
 
 class ApiProxy:
-    """The host side: a unix socket in `folder`, served by daemon threads until close()."""
+    """The host side: a unix socket in `folder`, served by daemon threads until close(). At
+    most MAX_CONNECTIONS at once (more get 503), a head within HEAD_TIMEOUT and MAX_HEAD_BYTES
+    (else 431 or closed), a tunnel closed after IDLE_TIMEOUT without a byte: whatever the agent
+    sends, the harness's threads and memory stay bounded, and nothing it sends is a traceback."""
 
     def __init__(self, folder: Path, allowed: frozenset[str]):
         self.allowed = allowed
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self._dirfd = os.open(folder, os.O_PATH)
         self._server = socket.socket(socket.AF_UNIX)
         self._server.bind(f"/proc/self/fd/{self._dirfd}/{SOCKET_NAME}")  # any length of path
@@ -123,19 +138,53 @@ class ApiProxy:
                 conn, _ = self._server.accept()
             except OSError:
                 return
-            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+            if not self._slots.acquire(blocking=False):
+                _refuse(conn, _TOO_MANY)
+                continue
+            try:
+                threading.Thread(target=self._connection, args=(conn,), daemon=True).start()
+            except RuntimeError:  # no thread to be had: refused like any other excess
+                self._slots.release()
+                _refuse(conn, _TOO_MANY)
 
-    def _handle(self, conn: socket.socket) -> None:
+    def _connection(self, conn: socket.socket) -> None:
+        try:
+            upstream = self._open(conn)
+            if upstream is not None:
+                active = [time.monotonic()]  # the last byte either way
+                other = threading.Thread(target=_pump, args=(upstream, conn, active),
+                                         daemon=True)
+                other.start()
+                _pump(conn, upstream, active)
+                other.join()
+        except Exception:  # noqa: BLE001, S110 - nothing an agent sends is a traceback of ours
+            pass
+        finally:
+            conn.close()
+            self._slots.release()
+
+    def _open(self, conn: socket.socket) -> socket.socket | None:
+        """The upstream connection for the request whose head `conn` sends, with that request
+        passed on; None when it is refused (the answer already sent)."""
+        conn.settimeout(HEAD_TIMEOUT)
         try:
             head = _read_head(conn)
-            target = _target(head)
-            if target is None or not host_allowed(self.allowed, *target):
-                conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n"
-                             b"Connection: close\r\n\r\n")
-                conn.close()
-                return
+        except OSError:
+            return None
+        if head is None:
+            _refuse(conn, _HEAD_TOO_LARGE)
+            return None
+        target = _target(head)
+        if target is None or not host_allowed(self.allowed, *target):
+            _refuse(conn, _FORBIDDEN)
+            return None
+        try:
             upstream = socket.create_connection(target, timeout=CONNECT_TIMEOUT)
-            upstream.settimeout(None)
+        except OSError:
+            return None
+        upstream.settimeout(None)
+        conn.settimeout(None)
+        try:
             if head.split(b" ", 1)[0].upper() == b"CONNECT":
                 rest = head.split(b"\r\n\r\n", 1)[1]
                 conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
@@ -144,24 +193,39 @@ class ApiProxy:
             else:
                 upstream.sendall(_origin_form(head))
         except OSError:
-            conn.close()
-            return
-        for a, b in ((conn, upstream), (upstream, conn)):
-            threading.Thread(target=_pump, args=(a, b), daemon=True).start()
+            upstream.close()
+            return None
+        return upstream
 
 
-def _read_head(conn: socket.socket) -> bytes:
+def _refuse(conn: socket.socket, answer: bytes) -> None:
+    try:
+        conn.settimeout(1)
+        conn.sendall(answer)
+    except OSError:
+        pass
+    finally:
+        conn.close()
+
+
+def _read_head(conn: socket.socket) -> bytes | None:
+    """The request head (through its blank line, and whatever came after it in the same
+    reads); None when MAX_HEAD_BYTES came without a blank line. b"" when the peer closed."""
     data = b""
-    while b"\r\n\r\n" not in data and len(data) < MAX_HEAD_BYTES:
+    while b"\r\n\r\n" not in data:
+        if len(data) >= MAX_HEAD_BYTES:
+            return None
         chunk = conn.recv(65536)
         if not chunk:
-            break
+            return b""
         data += chunk
     return data
 
 
 def _target(head: bytes) -> tuple[str, int] | None:
     """(host, port) of a proxy request's first line: CONNECT host:port, or an absolute URI."""
+    if b"\r\n\r\n" not in head:
+        return None
     try:
         method, uri, _ = head.split(b"\r\n", 1)[0].decode("ascii").split(" ", 2)
     except (UnicodeDecodeError, ValueError):
@@ -187,9 +251,22 @@ def _origin_form(head: bytes) -> bytes:
     return b" ".join([method, path.encode("ascii"), version]) + b"\r\n" + rest
 
 
-def _pump(src: socket.socket, dst: socket.socket) -> None:
+def _pump(src: socket.socket, dst: socket.socket, active: list[float] | None = None) -> None:
+    """src's bytes to dst until either end closes or, with `active` (when a byte last went
+    either way), nothing went either way for IDLE_TIMEOUT; then both are shut down."""
+    waiting = select.poll()
+    waiting.register(src, select.POLLIN)
     try:
-        while data := src.recv(65536):
+        while True:
+            if active is not None and not waiting.poll(IDLE_CHECK * 1000):
+                if time.monotonic() - active[0] < IDLE_TIMEOUT:
+                    continue
+                break
+            data = src.recv(65536)
+            if not data:
+                break
+            if active is not None:
+                active[0] = time.monotonic()
             dst.sendall(data)
     except OSError:
         pass

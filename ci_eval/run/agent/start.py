@@ -41,11 +41,11 @@ from ci_eval.run.sandbox.isolation import Isolation
 from ci_eval.run.sandbox.process import Pipe, run_process
 from ci_eval.run.sandbox.requests import agent_request
 from ci_eval.run.sandbox.sandbox_program import FailureKind, read_failure
-from ci_eval.run.sandbox.views import kept_under, release_scratch, socket_folders
+from ci_eval.run.sandbox.views import inside, kept_under, release_scratch, socket_folders
 from ci_eval.run.workspace.build import WorkspaceError, apply_output
 from ci_eval.run.workspace.harness_files import HARNESS_DIR_ENV, lay_home
 from ci_eval.tasks.model import Task, archive_dir, tasks_dir
-from ci_eval.tasks.upstream import pin_of
+from ci_eval.tasks.upstream import agent_hidden_paths, pin_of
 
 USAGE_CAP_BYTES = 64 * 1024
 OUTPUT_CAP_BYTES = 1024 * 1024  # of the agent's output kept for reading usage and the log
@@ -306,7 +306,9 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
         sockets = socket_folders()  # whoever reaches an engine socket is root here
         request = agent_request(isolation, command, repo_root=repo_root,
                                               runs_base=runs_base, run_dir=paths.run_dir,
-                                              hide=(*hide, *sockets), home=env.get("HOME")
+                                              hide=(*hide, *sockets,
+                                                    *upstream_hidden(task, paths.run_dir)),
+                                              home=env.get("HOME")
                                               if agent.home == "host" else None,
                                               keep=(*kept_under(sockets), *shown_harness))
         proxy = None
@@ -391,3 +393,11 @@ def _read_preset(preset, agent, output, result, paths, pricing):
 def joined(*parts: str) -> str:
     """The non-empty parts, "; "-separated (a run's reason from its notes)."""
     return "; ".join(p for p in parts if p)
+
+
+def upstream_hidden(task, run_dir: Path) -> list[Path]:
+    """The upstream cache and a file:// upstream (tasks/upstream.agent_hidden_paths), hidden
+    from the agent unless hiding one would hide its own run folder."""
+    run = os.path.realpath(run_dir)
+    return [path for path in agent_hidden_paths(task.metadata)
+            if not inside(run, [os.path.realpath(path)])]

@@ -7,7 +7,8 @@ site-packages scan, no .pth file run at start. Either way cwd = workspace and th
 workspace (and this file's folder) is off sys.path, so files the agent wrote cannot shadow
 ci_eval or the checks' imports; the checks' own folder is put first, as `python checks.py` would.
 
-The verdict goes to VERDICT_FD (a pipe of the harness's) as one word once checks.py is done:
+The verdict goes to VERDICT_FD (a pipe of the harness's) as one word once checks.py is done,
+then a line of JSON naming the test reports ci_eval.checks accepted (file name -> sha256):
   pass   checks.py ended with exit 0 (or sys.exit(0), or ran to its end)
   fail   exit 1, or an uncaught AssertionError (as pytest treats a bare assert)
   crash  any other uncaught exception, or another exit code
@@ -115,20 +116,37 @@ def command(verdict_fd: int, checks: str, sys_path: list[str]) -> list[str]:
 def main() -> int:
     if len(sys.argv) > 3:  # started with -S: the path `python -I` would have (the harness's)
         sys.path[:] = sys.argv[3:]
-    return judge(int(sys.argv[1]), sys.argv[2])
+    return judge(int(sys.argv[1]), sys.argv[2], name_reports=True)
 
 
-def judge(verdict_fd: int, checks: str) -> int:
-    """Run checks.py, write the verdict to verdict_fd; the exit status."""
+def judge(verdict_fd: int, checks: str, *, name_reports: bool = False) -> int:
+    """Run checks.py, write the verdict to verdict_fd (and, name_reports: the reports
+    ci_eval.checks accepted, for the local harness; the docker runner's container reads the
+    word alone); the exit status."""
     _guard_process()
     os.set_inheritable(verdict_fd, False)  # the checks' own subprocesses never get it
     status = run(os.path.abspath(checks))
     sys.stdout.flush()
     sys.stderr.flush()
     word = {0: b"pass", 1: b"fail"}.get(status, b"crash")
-    os.write(verdict_fd, word)
+    os.write(verdict_fd, word + (b"\n" + _accepted_reports() if name_reports else b""))
     os.close(verdict_fd)
     return status
+
+
+MAX_ACCEPTED = 100  # reports named on the pipe: well within a pipe's buffer
+
+
+def _accepted_reports() -> bytes:
+    """The reports ci_eval.checks accepted (pytest_report.ACCEPTED), as JSON: the harness reads
+    only these. From this process's memory, which code under test cannot reach."""
+    module = sys.modules.get("ci_eval.run.checks.pytest_report")
+    accepted = dict(list(getattr(module, "ACCEPTED", {}).items())[:MAX_ACCEPTED])
+    if not accepted:
+        return b"{}"  # no import for a checks.py that ran no tests (one per scored run)
+    import json
+
+    return json.dumps(accepted).encode()
 
 
 if __name__ == "__main__":

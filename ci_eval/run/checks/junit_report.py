@@ -16,7 +16,11 @@ references, which expand to one character each (no billion laughs, no file or ne
 
 Test ids: the names of the <testsuite> elements that enclose a <testcase> and its own name,
 joined by " > " ("math > adds"); with classname=True, its classname attribute, "::" and its name
-("tests.test_x::test_y", pytest's --junitxml; Surefire's "pkg.ClassTest::method"). Outcomes, in pytest's words so that the
+("tests.test_x::test_y", pytest's --junitxml; Surefire's "pkg.ClassTest::method"); with
+classname="jest", the suites, " > ", then its classname and name joined by " › ", which under
+jest-junit's JEST_ENV settings is the test file and what jest prints
+("test/a.test.js > parseDuration › hours › reads hours"). node's reporter names no file: two
+files' tests of the same suite and name are one id (their worst outcome). Outcomes, in pytest's words so that the
 same rules apply (ci_eval/grading/testids.py): a <failure> child is FAILED, <error> is ERROR,
 <skipped> is SKIPPED, none of them PASSED. A test named twice keeps its worst outcome, so a
 forged passing copy cannot hide a failure.
@@ -34,6 +38,12 @@ MAX_JUNIT_BYTES = 16 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_ELEMENTS = 500_000
 ID_SEPARATOR = " > "
+JEST_IDS = "jest"  # classname="jest": FILE > what jest prints (jest-junit's settings: JEST_ENV)
+JEST_SEPARATOR = " › "
+# jest-junit's settings under which its report names each test as jest prints it, in a suite
+# named after its file: `test/a.test.js > parseDuration › hours › reads hours`
+JEST_ENV = {"JEST_JUNIT_SUITE_NAME": "{filepath}", "JEST_JUNIT_CLASSNAME": "{classname}",
+            "JEST_JUNIT_TITLE": "{title}", "JEST_JUNIT_ANCESTOR_SEPARATOR": JEST_SEPARATOR}
 _DECLARATION = re.compile(r"<!\s*(DOCTYPE|ENTITY)", re.IGNORECASE)
 _ENCODING = re.compile(r"""^\s*<\?xml[^>]*\bencoding\s*=\s*["']([^"']+)["']""")
 _UTF8_NAMES = {"utf-8", "utf8", "us-ascii", "ascii"}
@@ -47,7 +57,7 @@ class JUnitError(ValueError):
     type declaration, too deep or too many elements, not well-formed XML, no JUnit root."""
 
 
-def read_junit(path: str | Path, *, classname: bool = False) -> dict[str, str] | None:
+def read_junit(path: str | Path, *, classname: bool | str = False) -> dict[str, str] | None:
     """test id -> outcome from the JUnit file at `path`; None when there is no file (the runner
     never wrote it: no evidence the tests ran). JUnitError for a file that cannot be trusted."""
     data = read_report_file(path, MAX_JUNIT_BYTES, JUnitError, "JUnit report")
@@ -56,7 +66,7 @@ def read_junit(path: str | Path, *, classname: bool = False) -> dict[str, str] |
     return parse_junit(data, classname=classname)
 
 
-def parse_junit(data: bytes, *, classname: bool = False) -> dict[str, str]:
+def parse_junit(data: bytes, *, classname: bool | str = False) -> dict[str, str]:
     """test id -> outcome from a JUnit document's bytes (see the module's docstring)."""
     text = _checked_text(data)
     parser = ElementTree.XMLPullParser(events=("start", "end"))
@@ -123,8 +133,11 @@ def _checked_text(data: bytes) -> str:
     return text.lstrip("\ufeff")
 
 
-def _test_id(element, suites: list[str], classname: bool) -> str:
+def _test_id(element, suites: list[str], classname: bool | str) -> str:
     name = element.get("name", "")
+    if classname == JEST_IDS:
+        printed = JEST_SEPARATOR.join(part for part in (element.get("classname", ""), name) if part)
+        return ID_SEPARATOR.join([*(s for s in suites if s), printed])
     if classname:
         return f"{element.get('classname', '')}::{name}"
     return ID_SEPARATOR.join([*(s for s in suites if s), name])

@@ -18,6 +18,7 @@ XFAIL, XPASS. The file: {"version": 1, "exit_status": N, "tests": {node id: outc
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
@@ -27,6 +28,10 @@ from ci_eval.run.checks.report_file import read_report_file
 
 REPORT_VERSION = 1
 _outcomes: dict[str, str] = {}
+# report file name -> sha256 of its bytes, for each report ci_eval.checks read and accepted:
+# the checks program hands this to the harness on its verdict pipe, and the harness reads only
+# these, unchanged (code under test can write more files in the reports folder, or rewrite one)
+ACCEPTED: dict[str, str] = {}
 
 
 def pytest_addoption(parser):
@@ -104,6 +109,26 @@ def read_report(path) -> tuple[int, dict[str, str]] | None:
             or not all(isinstance(k, str) and v in OUTCOMES for k, v in tests.items())):
         raise ReportError("the test report does not have the expected shape")
     return status, tests
+
+
+def accept_report(path) -> None:
+    """Take note of a report ci_eval.checks read and judged (see ACCEPTED)."""
+    data = read_report_file(path, MAX_REPORT_BYTES, ReportError, "test report")
+    if data is not None:
+        ACCEPTED[os.path.basename(path)] = hashlib.sha256(data).hexdigest()
+
+
+def accepted_report(name: str, data: bytes, accepted: dict[str, str] | None) -> str:
+    """Why the harness must not read a report ("" when it may): one ci_eval.checks did not
+    accept, or one changed since. accepted None: no list to hold it to (the docker runner's
+    container sends none yet)."""
+    if accepted is None:
+        return ""
+    if name not in accepted:
+        return "not written by ci_eval.checks (ignored)"
+    if hashlib.sha256(data).hexdigest() != accepted[name]:
+        return "changed after ci_eval.checks read it (ignored)"
+    return ""
 
 
 # --- the tamper sentinel ------------------------------------------------------------------------

@@ -16,6 +16,11 @@ Nothing in it may come from a place the agent could write in the harness's stead
 - the interpreter runs with -s (no user site-packages: ~/.local is writable by earlier steps of
   the checks) and pytest with `-p no:cacheprovider` (no `.pytest_cache`), no plugin autoload.
 
+Hidden tests: `--ci-eval-pristine JSON` (workspace path -> the task's pristine hidden_tests/
+file, taken out of argv before pytest parses it) makes each such test module compile from the
+pristine bytes read when this process starts (serve_pristine), before any code under test runs
+here: whatever a process of this step writes to the file on disk, pytest runs the pristine test.
+
 The tamper sentinel: `--ci-eval-must-fail NODEID --ci-eval-must-pass NODEID` add two tests at the
 end of the session, after every collected test (and after a session stopped by -x or by
 collection errors), whose ids ci_eval.checks chose at random for this session: plain test
@@ -27,6 +32,7 @@ They do not change the session's exit status or its "no tests collected".
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import types
@@ -119,7 +125,54 @@ class Harness:
             session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
 
 
+class _PristineSource:
+    """A test file's path whose bytes are the pristine copy's (what _rewrite_test reads)."""
+
+    def __init__(self, path, source: bytes) -> None:
+        self.path, self.source = path, source
+
+    def __fspath__(self) -> str:
+        return os.fspath(self.path)
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+    def read_bytes(self) -> bytes:
+        return self.source
+
+
+def serve_pristine(pristine: dict[str, str]) -> None:
+    """Hidden test modules (workspace path -> pristine file) are compiled from the pristine
+    bytes, read now, before any code under test runs in this process: a process of this step
+    that rewrites the file on disk before pytest imports it changes nothing."""
+    sources = {}
+    for target, source in pristine.items():
+        with open(source, "rb") as handle:
+            sources[os.path.abspath(target)] = handle.read()
+    rewrite_test = rewrite._rewrite_test
+
+    def rewrite_pristine(fn, config):
+        source = sources.get(os.path.abspath(fn))
+        return rewrite_test(fn if source is None else _PristineSource(fn, source), config)
+
+    rewrite._rewrite_test = rewrite_pristine
+
+
+def _take_option(name: str) -> str | None:
+    """The value of `name VALUE` in sys.argv, taken out of it (pytest never sees it)."""
+    if name not in sys.argv:
+        return None
+    where = sys.argv.index(name)
+    value = sys.argv[where + 1]
+    del sys.argv[where:where + 2]
+    return value
+
+
 def main() -> None:
+    pristine = _take_option("--ci-eval-pristine")
+    if pristine:
+        serve_pristine(json.loads(pristine))
+        sys.argv.append("--assert=rewrite")  # the pristine bytes reach pytest through it
     untrusted = ignore_bytecode(os.getcwd())
     read_pyc = rewrite._read_pyc
 

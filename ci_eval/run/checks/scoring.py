@@ -24,8 +24,15 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ci_eval import strict_json
 from ci_eval.run.checks import checks_program
-from ci_eval.run.checks.pytest_report import ReportError, read_report
+from ci_eval.run.checks.pytest_report import (
+    MAX_REPORT_BYTES,
+    ReportError,
+    accepted_report,
+    read_report,
+)
+from ci_eval.run.checks.report_file import read_report_file
 from ci_eval.run.checks.requirements import missing_requirements
 from ci_eval.run.sandbox import launcher
 from ci_eval.run.sandbox.environment import CHECKS_TZ, allowed_env, clean_path, python_bin_dir
@@ -45,6 +52,7 @@ from ci_eval.tasks.model import Task
 REASON_CAP = 1000
 REPORTS = "reports"
 MAX_REPORTS = 100
+VERDICT_CAP = 64 * 1024  # the word and the accepted reports (checks_program.MAX_ACCEPTED)
 
 
 class CheckKind(enum.Enum):
@@ -197,7 +205,7 @@ class ChecksRun:
                 CheckKind.INFRA, "requires not met: command not found: "
                 f"{', '.join(map(str, missing))}", 0.0))
             return self
-        verdict, status = Pipe(cap=16), Pipe()
+        verdict, status = Pipe(cap=VERDICT_CAP), Pipe()
         cwd = self.workspace.resolve()
         gate = None
         if view is None:
@@ -278,7 +286,8 @@ def checks_outcome(task: Task, reports: Path, result: ProcessResult, verdict: st
     if sandbox_failure:
         return CheckOutcome(CheckKind.INFRA, f"checks sandbox: {sandbox_failure}", result.seconds,
                             retryable=True)
-    tests, report_note = _test_outcomes(reports)
+    verdict, accepted = _verdict_and_reports(verdict)
+    tests, report_note = _test_outcomes(reports, accepted)
     reason = _reason(result.output_tail)
     if report_note:
         reason = f"{reason}; {report_note}" if reason else report_note
@@ -302,9 +311,28 @@ def checks_outcome(task: Task, reports: Path, result: ProcessResult, verdict: st
     return outcome(CheckKind.CRASH, f"checks crashed: {reason}" if reason else "checks crashed")
 
 
-def _test_outcomes(reports: Path) -> tuple[dict[str, str], str]:
+def _verdict_and_reports(message: str) -> tuple[str, dict[str, str] | None]:
+    """The verdict word and the reports ci_eval.checks accepted, from what checks_program
+    wrote on the verdict pipe (None: no list came, as from the docker runner's container;
+    a list that is not one accepts nothing)."""
+    word, newline, listed = message.partition("\n")
+    if not newline:
+        return word, None
+    try:
+        accepted = strict_json.loads(listed)
+    except ValueError:
+        return word, {}
+    if not isinstance(accepted, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in accepted.items()):
+        return word, {}
+    return word, accepted
+
+
+def _test_outcomes(reports: Path, accepted: dict[str, str] | None = None
+                   ) -> tuple[dict[str, str], str]:
     """Every test outcome the checks' pytest sessions reported (a later session's outcome of
-    the same test wins), and a note on reports that could not be read."""
+    the same test wins) in the reports ci_eval.checks accepted, and a note on reports that
+    could not be read or were not accepted."""
     outcomes: dict[str, str] = {}
     notes = []
     try:
@@ -314,6 +342,12 @@ def _test_outcomes(reports: Path) -> tuple[dict[str, str], str]:
         return {}, ""
     for name in names:
         try:
+            data = read_report_file(reports / name, MAX_REPORT_BYTES, ReportError,
+                                    "test report")
+            refused = accepted_report(name, data or b"", accepted)
+            if refused:
+                notes.append(f"{name}: {refused}")
+                continue
             found = read_report(reports / name)
         except ReportError as exc:
             notes.append(f"{name}: {exc}")

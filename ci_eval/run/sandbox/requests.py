@@ -15,6 +15,7 @@ from ci_eval.run.sandbox import launcher
 from ci_eval.run.sandbox.home import OWN_HOME
 from ci_eval.run.sandbox.isolation import Isolation
 from ci_eval.run.sandbox.launcher import Request
+from ci_eval.run.sandbox.sandbox_program import View
 from ci_eval.run.sandbox.views import RunView, inside, run_view, socket_folders
 
 
@@ -31,6 +32,17 @@ def agent_request(isolation: Isolation, command: list[str], *, repo_root: Path,
     shown = run_view(repo_root, runs_base, hide, home=home).for_command(
         writable=[run_dir], scratch_in=run_dir, keep=keep)
     return Request(tuple(command), shown, user=isolation.user_namespace, net=False)
+
+
+def script_request(isolation: Isolation, command: list[str], *, writable) -> Request | None:
+    """A task's own script (setup.sh: task-author code, run while its workspace is built) in a
+    sandbox like the checks': new PID and network namespaces (nothing it starts outlives it,
+    no network, no /proc of the harness), every mount read-only but `writable`, /var/tmp
+    empty, no capabilities. None: no sandbox here."""
+    if not isolation.checks_sandboxed:
+        return None
+    shown = View(tmpfs=("/var/tmp",), writable=tuple(str(Path(p).resolve()) for p in writable))
+    return Request(tuple(command), shown, user=isolation.user_namespace, net=True)
 
 
 CHECKS_HIDDEN_PARTS = ("solution", "negatives")  # of the task folder

@@ -24,6 +24,11 @@ import tempfile
 import threading
 from pathlib import Path
 
+from ci_eval.run.sandbox import launcher
+from ci_eval.run.sandbox.isolation import detect
+from ci_eval.run.sandbox.process import Pipe, run_process
+from ci_eval.run.sandbox.requests import script_request
+from ci_eval.run.sandbox.sandbox_program import read_failure
 from ci_eval.run.sandbox.views import TEMP_PREFIX
 from ci_eval.run.workspace.gitdir import git_files, write_git
 from ci_eval.tasks.model import PATCH_SUFFIXES
@@ -175,16 +180,46 @@ class WorkspaceFactory:
             raise WorkspaceError(f"cannot prepare the workspace's .git: {exc}") from None
 
 
+SCRIPT_ENV_KEPT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
+
+
+def script_env(workspace: Path, home: Path) -> dict[str, str]:
+    """What a task's script (setup.sh, a solve script) runs with: the harness's PATH and locale,
+    a HOME of its own, never the harness's secrets (they would reach the workspace the agent
+    reads), and the marker that finds what it left running."""
+    env = {name: os.environ[name] for name in SCRIPT_ENV_KEPT if name in os.environ}
+    env.setdefault("PATH", os.defpath)
+    env.update({"HOME": str(home), "TMPDIR": str(home),
+                "CI_EVAL_SCRIPT": f"{Path(workspace).resolve()}"})
+    return env
+
+
 def run_script(script: Path, workspace: Path, *, what: str, timeout: float = SETUP_TIMEOUT) -> None:
+    """Run a task's script (task-author code, like checks.py) with bash in `workspace`: the
+    environment of script_env, in the sandbox of requests.script_request where this machine
+    has one (no network, writes only to the workspace and its own HOME, nothing left
+    running); without one, its own session, and nothing it started left running afterwards
+    (its group killed, and whatever left the group found by the marker in its environment)."""
+    home = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}script-"))
+    env = script_env(workspace, home)
+    command = ["bash", str(Path(script).resolve())]
+    request = script_request(detect(), command, writable=[workspace, home])
     try:
-        proc = subprocess.run(
-            ["bash", str(script)], cwd=workspace, capture_output=True, timeout=timeout, check=False
-        )
-    except subprocess.TimeoutExpired:
-        raise WorkspaceError(f"{what} did not finish within {timeout:g}s") from None
-    if proc.returncode != 0:
-        tail = proc.stderr.decode(errors="replace").strip()[-300:]
-        raise WorkspaceError(f"{what} exited {proc.returncode}: {tail}")
+        with Pipe() as status:
+            result = run_process(command, cwd=Path(workspace), env=env, timeout=timeout,
+                                 sweep_env=f"CI_EVAL_SCRIPT={env['CI_EVAL_SCRIPT']}",
+                                 pipes=(status,) if request else (),
+                                 launch=(launcher.CHECKS, request) if request else None)
+            failure = read_failure(status.read(), result.launch_error)
+    finally:
+        remove_tree(home)
+    if failure is not None:
+        raise WorkspaceError(f"{what} could not be started in its sandbox: {failure.message}")
+    if result.timed_out:
+        raise WorkspaceError(f"{what} did not finish within {timeout:g}s")
+    if result.exit_code != 0:
+        tail = result.output_tail.strip()[-300:]
+        raise WorkspaceError(f"{what} exited {result.exit_code}: {tail}")
 
 
 def apply_patch(patch: Path, workspace: Path) -> None:
