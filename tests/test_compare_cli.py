@@ -273,12 +273,20 @@ def test_missing_baseline_makes_every_task_new(ready):
     """A repo's first PR has results but no baseline yet: a report, exit 0, and how to record
     one (issue 11)."""
     (ready / "baseline.json").unlink()
-    for args in ([], ["--baseline", "other.json"]):
+    for args in ([], ["--baseline", "baseline.json"], ["--baseline", "./baseline.json"]):
         compare = cli("compare", "--json", *args, cwd=ready)
         assert compare.returncode == 0, compare.stderr
         data = json.loads(compare.stdout)
         assert {t["status"] for t in data["tasks"]} == {"new"}
         assert any("No baseline yet" in note for note in data["notes"])
+
+
+def test_a_named_baseline_that_is_missing_is_bad_input(ready):
+    """A typo in --baseline (the action's `baseline:` input) would be green forever: only the
+    default path may be absent (issue 37)."""
+    for command in (("compare",), ("gate", "--results", "results"), ("plan", "--shards", "2")):
+        assert_bad_input(cli(*command, "--baseline", "nope.json", cwd=ready), "nope.json",
+                         "--baseline", "baseline file not found")
 
 
 def test_torn_results_line(ready):

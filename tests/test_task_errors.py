@@ -31,9 +31,7 @@ def _one_run(tmp_path, checks: str, *, agent: tuple[str, ...] = ("--agent", "noo
 @pytest.mark.parametrize("checks", [
     "",
     "print('looks fine to me')\n",
-    "from ci_eval.checks import file_equals, main\n\n"
-    "def checks():\n    return main(file_equals('greet.txt', 'hello\\n'))\n",  # never called
-    "from ci_eval.checks import file_equals\nfile_equals('greet.txt', 'hello\\n')\n",
+    "import sys\nif len(sys.argv) > 5:\n    sys.exit(0)\n",  # the exit is never reached
 ])
 def test_checks_without_a_verdict_are_an_error_of_the_task_even_for_a_right_answer(tmp_path,
                                                                                      checks):
@@ -99,6 +97,38 @@ def test_an_agent_that_plants_a_crashing_module_on_the_checks_path_gets_a_fail(t
     record = read_lines(repo / "results" / "task-001-greet.jsonl")[0]
     assert record["status"] == "fail", record
     assert "ModuleNotFoundError" in record["reason"], record
+
+
+@pytest.mark.parametrize("checks", [
+    "from ci_eval.checks import file_equals, main\n\n"
+    "def checks():\n    return main(file_equals('greet.txt', 'hello\\n'))\n",  # never called
+    "from ci_eval.checks import file_equals\nfile_equals('greet.txt', 'hello\\n')\n",
+    "import ci_eval.checks as c\nprint(c.passed())\n",
+])
+def test_validate_and_run_refuse_helpers_that_are_never_handed_a_verdict(tmp_path, checks):
+    write_task(tmp_path, checks=checks)
+    for command in (("validate",), ("run", "-k", "1", "--agent", "noop")):
+        proc = cli(*command, cwd=tmp_path)
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert "never hands ci_eval.checks a verdict" in proc.stdout + proc.stderr
+        assert "[verdict]" in proc.stdout + proc.stderr
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("checks", [
+    "from ci_eval.checks import main, passed\n\ndef run():\n    main(passed())\n\n"
+    "if __name__ == '__main__':\n    run()\n",
+    "import sys\nfrom ci_eval.checks import file_equals\n"
+    "sys.exit(0 if file_equals('greet.txt', 'hello\\n') else 1)\n",
+    "from ci_eval import checks\nchecks.main(checks.file_equals('greet.txt', 'hello\\n'))\n",
+])
+def test_a_verdict_reached_through_a_function_or_sys_exit_is_valid(tmp_path, checks):
+    write_task(tmp_path, checks=checks)
+    proc = cli("validate", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = cli("run", "-k", "1", "--agent", "reference", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert read_lines(tmp_path / "results" / "task-001-greet.jsonl")[0]["status"] == "pass"
 
 
 def test_verify_reports_checks_without_a_verdict_as_broken(tmp_path):

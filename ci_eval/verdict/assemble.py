@@ -13,7 +13,7 @@ from ci_eval.results.notices import label_notices
 from ci_eval.results.summary import summarize_results, typical_k
 from ci_eval.tasks.load import load_tasks
 from ci_eval.verdict import calibration, gate, model
-from ci_eval.verdict.baseline import Baseline, baseline_path, load_baseline
+from ci_eval.verdict.baseline import Baseline, existing_baseline, load_baseline
 from ci_eval.verdict.rules import DEFAULT_RULES, GateRules
 
 NO_BASELINE_NOTE = ("No baseline yet: every task is new. Record one from 40 runs per task: "
@@ -31,9 +31,9 @@ def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k
     `allow_empty`: a folder with no results compares as no results (the report of a run whose
     every planned shard is missing)."""
     loaded = stream.load_runs(results_dir) if allow_empty else stream.require_runs(results_dir)
-    path = baseline_path(root, baseline_file)
-    missing_baseline = not path.exists() and not path.is_symlink()
-    baseline = Baseline() if missing_baseline else load_baseline(path)
+    path = existing_baseline(root, baseline_file)
+    missing_baseline = path is None
+    baseline = Baseline() if path is None else load_baseline(path)
     tasks = load_tasks(root, selected)
     if selected:
         chosen = {t.id for t in tasks}
