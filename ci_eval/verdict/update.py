@@ -108,6 +108,11 @@ def update_baseline(root: Path, tasks: list[str], *, every: bool, results_dir: P
     if few:
         lines.append(f"note: {len(few)} task(s) recorded from fewer than {RECOMMENDED_RUNS} runs; "
                      "such baselines make the gate noisier (see docs/gate.md)")
+    accepted = counts.get("added", 0) + counts.get("updated", 0) + counts.get("unchanged", 0)
+    if agent and baseline.agent and agent != baseline.agent and not accepted:
+        # every task refused: another agent's observations do not go into this agent's baseline
+        entries = dict(baseline.entries)
+        lines.append(f"note: nothing accepted: the baseline stays {baseline.agent!r}'s")
     new_agent = agent or baseline.agent
     recorded_any = counts.get("added", 0) + counts.get("updated", 0) > 0
     agent_switch = bool(baseline.agent) and new_agent != baseline.agent and counts.get("unchanged")
