@@ -5,7 +5,7 @@ that only prints) and one that crashes before anything the agent wrote could hav
 (an import of a module that is not there, an odd exit) record `error` naming the task's bug:
 never a pass, never the agent's fail, not retried. A crash after the agent's code ran or its
 files were read stays the run's fail, and what the agent plants cannot turn that fail into an
-error (docs/lifecycle.md, "Whose fault is a broken run").
+error (docs/isolation.md, "Whose fault is a broken run").
 """
 
 from __future__ import annotations

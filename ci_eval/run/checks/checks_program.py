@@ -18,7 +18,7 @@ The verdict goes to VERDICT_FD (a pipe of the harness's) as one word once checks
           a forgotten main(...), a file that only prints). Never a pass.
 and the exit code says the same (0, 1, 3, 5, 4). A process that ends without writing it (os._exit
 from code under test, a kill) has no verdict, whatever its exit code. Who is to blame for
-broken and none is docs/lifecycle.md's "Whose fault is a broken run" (AgentCodeWatch below). Reasons go to stderr as
+broken and none is docs/isolation.md's "Whose fault is a broken run" (AgentCodeWatch below). Reasons go to stderr as
 `FAIL: ...` / `CRASH: Type: message (checks.py:LINE)`, without this wrapper's frames.
 Imports are kept to the bare minimum: this runs once per scored run.
 
