@@ -16,7 +16,7 @@ Two separate things per task:
 - `observations`: what every `baseline update` measured (last MAX_SNAPSHOTS, oldest first),
   including the updates that did not move the gate (a gated task measured below 0.60 is refused,
   its gate stays, but the measurement is recorded). Calibration reads observations, so a drop
-  that the gate refused to follow is still seen by the "3 consecutive snapshots" rule.
+  that the gate refused to follow is still seen by the "3 consecutive observations" rule.
 
 - `distributions` (version 3): per results field (tokens, cost_usd, wall_seconds) the per-run
   distribution of the gate value's valid runs (n, mean, sd, and the mean and sd of the logs):

@@ -121,13 +121,16 @@ def update_baseline(root: Path, tasks: list[str], *, every: bool, results_dir: P
     if changed and agent and baseline.agent and agent != baseline.agent:
         lines.append(f"note: the baseline's agent changes from {baseline.agent!r} to {agent!r}")
     tally = ", ".join(f"{n} {a}" for a, n in sorted(counts.items()))
+    # relative to the repo root: these lines go into the baseline PR's body, where the runner's
+    # absolute path means nothing
+    shown = path.relative_to(root) if path.is_relative_to(root) else path
     if changed:
         save_baseline(path, Baseline(agent=new_agent, entries=entries))
-        outcome = f"wrote {path}: {tally}"
+        outcome = f"wrote {shown}: {tally}"
     elif existed:
-        outcome = f"{path} unchanged: {tally}"
+        outcome = f"{shown} unchanged: {tally}"
     else:
-        outcome = f"{path} not written (no baseline yet, nothing recorded): {tally}"
+        outcome = f"{shown} not written (no baseline yet, nothing recorded): {tally}"
     return BaselineUpdate(tuple(lines), outcome, counts.get("refused", 0))
 
 
