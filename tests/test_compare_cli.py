@@ -128,9 +128,16 @@ def test_new_missing_and_renamed_are_visible(root):
     assert result.returncode == 0
     first = result.stdout.splitlines()[0]
     assert first.startswith("PASS") and "1 new" in first and "2 missing" in first
-    assert "renamed from task-002-old-name" in result.stdout
-    assert "renamed to task-002-new-name" in result.stdout
+    words = " ".join(result.stdout.split())  # notes are wrapped to a 100-column terminal
+    assert "renamed from task-002-old-name" in words
+    assert "renamed to task-002-new-name" in words
     assert "task-003-gone" in result.stdout
+    assert max(len(line) for line in result.stdout.splitlines()) <= 100
+    # a baseline without per-run distributions: said once, not "unknown" on every row (issue 37)
+    assert "Cost, tokens and wall were not judged for any task" in words
+    assert "unknown" not in result.stdout.split("\n\n")[1]  # the table
+    markdown = cli("compare", "--format", "markdown", cwd=root).stdout
+    assert "not judged" in markdown and "| unknown |" not in markdown
 
 
 def test_changed_prompt_fails(root):
