@@ -136,3 +136,15 @@ def test_verify_reports_checks_without_a_verdict_as_broken(tmp_path):
     proc = cli("verify", cwd=tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "without a verdict" in proc.stdout + proc.stderr
+
+
+def test_grade_of_a_task_whose_checks_give_no_verdict_is_bad_input(tmp_path):
+    """`ci-eval grade` judges a patch with the task's checks: checks that say nothing about it
+    are the task's bug, exit 2 naming checks.py, never a FAIL of the patch."""
+    write_task(tmp_path, checks="print('checked')\n")
+    patch = tmp_path / "fix.patch"
+    patch.write_text("--- a/greet.txt\n+++ b/greet.txt\n@@ -1 +1 @@\n-bye\n+hello\n")
+    proc = cli("grade", "task-001-greet", "--patch", str(patch), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "checks.py" in proc.stderr and "without a verdict" in proc.stderr
+    assert "Traceback" not in proc.stderr
