@@ -58,25 +58,32 @@ class AgentCodeWatch:
     marks it too. Every doubt counts as "could have": a crash is then the run's fail."""
 
     def __init__(self, checks: str, sys_path: list[str]):
-        self.workspace = os.path.realpath(os.getcwd())
-        self.task_dir = os.path.realpath(os.path.dirname(checks))
-        self.library = [os.path.realpath(p) for p in sys_path if p and os.path.isabs(p)]
+        self.workspace = _prefixes([os.getcwd()])
+        self.library = _prefixes([p for p in sys_path if p and os.path.isabs(p)])
+        self.trusted_roots = self.library + _prefixes([os.path.dirname(checks)])
+        self.given_path = list(sys_path)
+        self.known: dict[str, bool] = {}  # path -> trusted: an import's events name it often
         self.exposed = ""
 
     def start(self) -> None:
         sys.addaudithook(self._event)
 
-    def _under(self, path: str, roots: list[str]) -> bool:
-        if not isinstance(path, str) or not os.path.isabs(path):
+    def in_workspace(self, path: str) -> bool:
+        """By the path's text, made absolute against cwd (no system call: this runs on every
+        open while nothing is exposed)."""
+        full = os.path.abspath(path) + os.sep
+        return full.startswith(self.workspace)
+
+    def _under(self, path: str, roots: tuple[str, ...]) -> bool:
+        if not isinstance(path, str) or not os.path.isabs(path) or self.in_workspace(path):
             return False
-        real = os.path.realpath(path)
-        if real == self.workspace or real.startswith(self.workspace + os.sep):
-            return False
-        return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep)
-                   for root in roots)
+        return (os.path.abspath(path) + os.sep).startswith(roots)
 
     def trusted(self, path: str) -> bool:
-        return self._under(path, [*self.library, self.task_dir])
+        found = self.known.get(path)
+        if found is None:
+            found = self.known[path] = self._under(path, self.trusted_roots)
+        return found
 
     def _event(self, event: str, args: tuple) -> None:
         if self.exposed:
@@ -99,8 +106,7 @@ class AgentCodeWatch:
             path = args[0] if args and args[0] is not None else "."
             if isinstance(path, int):
                 return
-            real = os.path.realpath(os.fsdecode(path))
-            if real == self.workspace or real.startswith(self.workspace + os.sep):
+            if self.in_workspace(os.fsdecode(path)):
                 self.exposed = f"the workspace was read ({os.fsdecode(path)})"
 
     def code_could_have_run(self) -> str:
@@ -108,13 +114,23 @@ class AgentCodeWatch:
         if self.exposed:
             return self.exposed
         for entry in sys.path:
-            if not self.trusted(entry) and entry not in self.library:
+            if entry not in self.given_path and not self.trusted(entry):
                 return f"sys.path holds {entry!r}"
         for name, module in list(sys.modules.items()):
             origin = getattr(getattr(module, "__spec__", None), "origin", None)
             if isinstance(origin, str) and os.path.isabs(origin) and not self.trusted(origin):
                 return f"module {name} came from {origin}"
         return ""
+
+
+def _prefixes(paths: list[str]) -> tuple[str, ...]:
+    """Each folder as given and resolved, ending in a separator: what a path under it starts
+    with (a folder reached through a link is matched either way)."""
+    found = []
+    for path in paths:
+        for form in (os.path.abspath(path), os.path.realpath(path)):
+            found.append(form.rstrip(os.sep) + os.sep)
+    return tuple(dict.fromkeys(found))
 
 
 def _where(exc: BaseException, checks: str) -> str:
