@@ -8,13 +8,13 @@ import textwrap
 
 WIDTH = 100
 MIN_FIRST = 20  # a cut task id keeps task-NNN- and some of its name
-MIN_LAST = 12
+MIN_OTHER = 12
 
 
-def fit_table(rows: list[list[str]], headers: list[str], width: int = WIDTH) -> str:
-    """tabulate's "simple" table; when wider than `width`, the first column's cells are cut
-    (with "…"), never below its header or MIN_FIRST characters, then the last column's (a
-    note: the JSON report has it whole)."""
+def fit_table(rows: list[list], headers: list[str], width: int = WIDTH) -> str:
+    """tabulate's "simple" table; while wider than `width`, the column with the most to spare
+    is cut (its cells end in "…"), never below its header, MIN_FIRST characters for the first
+    column (task ids) or MIN_OTHER for the others. The JSON output has every cell whole."""
     import tabulate as tabulate_module
 
     def draw(cells: list[list[str]]) -> str:
@@ -29,19 +29,18 @@ def fit_table(rows: list[list[str]], headers: list[str], width: int = WIDTH) -> 
     def widest(text: str) -> int:
         return max(len(line) for line in text.splitlines())
 
-    text = draw(rows)
-    if widest(text) <= width or not rows:
-        return text
-    first = max(len(str(r[0])) for r in rows)
-    keep = max(len(headers[0]), MIN_FIRST, first - (widest(text) - width))
-    if keep < first:
-        rows = [[cut(str(r[0]), keep), *r[1:]] for r in rows]
-        text = draw(rows)
-    if widest(text) > width and len(headers) > 1:  # then the last column (a note) is cut
-        last = max(len(str(r[-1])) for r in rows)
-        keep = max(len(headers[-1]), MIN_LAST, last - (widest(text) - width))
-        if keep < last:
-            text = draw([[*r[:-1], cut(str(r[-1]), keep)] for r in rows])
+    cells = [["" if c is None else str(c) for c in r] for r in rows]
+    text = draw(cells)
+    while cells and widest(text) > width:
+        sizes = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
+        floors = [max(len(h), MIN_FIRST if i == 0 else MIN_OTHER) for i, h in enumerate(headers)]
+        spare = [size - floor for size, floor in zip(sizes, floors)]
+        column = max(range(len(headers)), key=spare.__getitem__)
+        if spare[column] <= 0:
+            break
+        keep = sizes[column] - min(widest(text) - width, spare[column])
+        cells = [[*r[:column], cut(r[column], keep), *r[column + 1:]] for r in cells]
+        text = draw(cells)
     return text
 
 
