@@ -45,7 +45,7 @@ def test_checks_without_a_verdict_are_an_error_of_the_task_even_for_a_right_answ
     ("from ci_eval.checks import main, passed\nimport nonexistent_mod\nmain(passed())\n",
      "(checks.py:2)"),
     ("import sys\nsys.exit(3)\n", "checks.py exited 3"),
-    ("from ci_eval.checks import CheckResult\nCheckResult(True)\n", "TypeError"),
+    ("from ci_eval.checks import CheckResult, main\nmain(CheckResult(True))\n", "TypeError"),
 ])
 def test_a_crash_before_anything_of_the_agent_ran_is_the_tasks_error(tmp_path, checks, reason):
     record = _one_run(tmp_path, checks)
