@@ -58,7 +58,7 @@ def render_table(summaries: list[TaskSummary], notices: tuple[str, ...] = (), *,
         for s in summaries:
             for reason in dict.fromkeys(s.error_reasons):
                 lines.append(cut(f"error in {s.task}: {reason}"))
-    lines.extend(wrap(f"NOTICE: {notice}", indent="  ") for notice in notices)
+    lines.extend(f"NOTICE: {notice}" for notice in notices)  # one line each: read by grep
     return "\n".join(lines) + "\n"
 
 
