@@ -114,10 +114,10 @@ def render_table(verdict: Verdict, *, commit: str | None = None) -> str:
     """For a 100-column terminal (render/terminal.py): the pass-rate columns, the 95% interval,
     the cost / tokens / wall verdict where one could be judged; each task's note below the
     table; the token and wall deltas are in the markdown and JSON reports."""
-    lines = [wrap(verdict_line(verdict, emoji=False), indent="  "),
-             *(wrap(note, indent="  ") for note in verdict.notes)]
+    # the verdict line and the notes stay one line each (scripts grep them)
+    lines = [verdict_line(verdict, emoji=False), *verdict.notes]
     unjudged = axes_note(verdict)
-    lines += [wrap(unjudged, indent="  ")] if unjudged else []
+    lines += [unjudged] if unjudged else []
     lines.append("")
     if verdict.tasks:
         lines.append(terminal_table(verdict))
