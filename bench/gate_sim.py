@@ -2,7 +2,7 @@
 
 A suite of --tasks tasks (default 20) whose true pass rates are evenly spread over 0.40-1.00.
 Each trial:
-  1. records a baseline per task from --baseline-runs N runs (default 40, as the README asks):
+  1. records a baseline per task from --baseline-runs N runs (default 40, as docs/how-it-works.md asks):
      its estimated rate, with its own noise; a task is gated only when that estimate is >= 0.60
      (else aspirational, as `ci-eval baseline update` does);
   2. runs a PR: k = 5 runs per task, with no true change, or with a true drop of 0.2 ... 0.5 on

@@ -3,6 +3,8 @@
 - a terminal: one live line fitted to its width, `[done/total] N running, elapsed, ETA` and the
   last finished run, redrawn every second from the start; a run that did not pass is printed as a
   line of its own above it (with its reason), so reasons are never erased;
+- a run that did not pass is one line of at most 100 columns (the terminal's width when less):
+  a long reason is cut, with `(ci-eval show TASK RUN)` pointing at the whole of it;
 - GitHub Actions: each finished run at once as a collapsed `::group::` (its reason inside), and
   a line per task when its runs are in;
 - anything else (a log file, a pipe): a line per finished run.
@@ -43,6 +45,24 @@ def fit(text: str, width: int) -> str:
     """One terminal line: never wraps (a wrapped live line leaves fragments behind)."""
     width = max(10, width - 1)
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+MAX_LINE = 100  # a finished run's line fits a 100-column terminal, its reason cut to fit
+
+
+def failed_line(line: str, reason: str, record: dict, width: int = MAX_LINE) -> str:
+    """A run that did not pass, on one line of at most `width` columns: its reason, cut to fit,
+    and where the whole of it is (`ci-eval show TASK RUN`)."""
+    if not reason:
+        return fit(line, width + 1)
+    text = f"{line}: {reason}"
+    if len(text) <= width:
+        return text
+    where = f" (ci-eval show {record['task']} {record['run']})"
+    room = width - len(line) - len(": ") - len(where) - 1
+    if room < 10:  # a task name that long: the pointer alone
+        return fit(f"{line}:{where}", width + 1)
+    return f"{line}: {reason[:room]}…{where}"
 
 
 def run_line(record: dict) -> str:
@@ -95,18 +115,21 @@ class Progress:
             self.running = max(0, self.running - 1)
             line = run_line(record)
             reason = record.get("reason") if record["status"] != "pass" else ""
-            reason = " ".join((reason or "").split())  # one line: agent text starts no line
+            # one line: agent text starts no line; masked before it is cut (a cut secret is
+            # no longer its value)
+            reason = mask(" ".join((reason or "").split()))
             if self.github:  # indented: a reason never reads as a workflow command (::error::)
                 self._write(f"::group::[{self.done}/{self.total}] {line}\n"
                             + (f"  {reason}\n" if reason else "") + "::endgroup::\n")
             elif self.tty:
                 self.last = line
                 if record["status"] != "pass":
-                    self._write("\r\033[K" + line + (f": {reason}" if reason else "") + "\n")
+                    self._write("\r\033[K" + failed_line(line, reason, record,
+                                                          min(MAX_LINE, self._columns())) + "\n")
                 self._draw()
             else:
-                self._write(f"[{self.done}/{self.total}] {line}"
-                            + (f": {reason}" if reason else "") + "\n")
+                self._write(failed_line(f"[{self.done}/{self.total}] {line}", reason, record)
+                            + "\n")
 
     def confirming(self, task_id: str, target: int, extra: int) -> None:
         with self._lock:
@@ -142,9 +165,11 @@ class Progress:
                 f"{'?' if left is None else format_seconds(left)}")
         return f"{text} | {self.last}" if self.last else text
 
+    def _columns(self) -> int:
+        return self._width or shutil.get_terminal_size((100, 24)).columns
+
     def _draw(self) -> None:
-        width = self._width or shutil.get_terminal_size((100, 24)).columns
-        self._write("\r\033[K" + fit(self.status_line(), width))
+        self._write("\r\033[K" + fit(self.status_line(), self._columns()))
 
     def _tick(self) -> None:
         while not self._stop.wait(REFRESH_SECONDS):

@@ -89,7 +89,10 @@ def run_preset(preset: str, tmp_path, api, model_url: str):
     install, case = INSTALLS[preset], CASES[preset]
     require_tools(install.kind)
     repo = tmp_path / "user-repo"
-    flags = user_repo(repo, None, tmp_path, preset)
+    flags = user_repo(repo, None, tmp_path, preset,
+                      *(("--model", case.model) if install.needs_model else ()))
+    config = repo / "ci-eval.yaml"  # init's agents: entry of --model, replaced by the user's
+    config.write_text(config.read_text().split("\n# --model of")[0])
     workflow = repo / ".github" / "workflows" / "eval.yml"
     workflow.write_text(workflow.read_text().replace(
         "          mode: run\n", f"          mode: run\n          runs: {RUNS}\n"))

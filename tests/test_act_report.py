@@ -92,13 +92,13 @@ def test_a_failed_plan_fails_the_check_with_a_comment(repo_root, make_task, api,
     assert "/actions/runs/" in posted["body"]
 
 
-def user_repo(root, make_task, tmp_path, agent: str):
+def user_repo(root, make_task, tmp_path, agent: str, *init_args: str):
     """What `ci-eval init --agent AGENT` writes (one example task), the action from "GitHub"."""
     from ci_eval.main import main
 
     root.mkdir(exist_ok=True)
     commit_repo(root)
-    assert main(["--root", str(root), "init", "--agent", agent]) == 0
+    assert main(["--root", str(root), "init", "--agent", agent, *init_args]) == 0
     commit_repo(root)
     action_repo = tmp_path / "ci-eval-action"
     action_repo.mkdir()

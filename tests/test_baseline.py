@@ -386,6 +386,23 @@ def test_update_agent_mismatch(repo):
     assert json.loads((repo / "baseline.json").read_text())["agent"] == "other"
 
 
+def test_an_update_of_another_agent_that_refuses_every_task_writes_nothing(repo):
+    """Issue 37: the refused update still rewrote the baseline's agent, and the next compare of
+    the real agent exited 2."""
+    assert cli("baseline", "update", "--all", cwd=repo).returncode == 0
+    before = (repo / "baseline.json").read_bytes()
+    for name in ("task-001-a", "task-002-b", "task-003-c"):
+        write_results(repo / "results", name, "eeeee", agent="other")  # inconclusive: refused
+    result = cli("baseline", "update", "--all", "--allow-agent-mismatch", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("refused") >= 3 and "stays 'ref'" in result.stdout
+    assert "unchanged" in result.stdout.splitlines()[-1]
+    assert (repo / "baseline.json").read_bytes() == before
+    for name in ("task-001-a", "task-002-b", "task-003-c"):
+        write_results(repo / "results", name, "ppppp", agent="ref")
+    assert cli("compare", cwd=repo).returncode == 0
+
+
 @pytest.mark.parametrize(
     ("args", "needles"),
     [

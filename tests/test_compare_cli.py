@@ -128,9 +128,17 @@ def test_new_missing_and_renamed_are_visible(root):
     assert result.returncode == 0
     first = result.stdout.splitlines()[0]
     assert first.startswith("PASS") and "1 new" in first and "2 missing" in first
-    assert "renamed from task-002-old-name" in result.stdout
-    assert "renamed to task-002-new-name" in result.stdout
+    words = " ".join(result.stdout.split())  # notes are wrapped to a 100-column terminal
+    assert "renamed from task-002-old-name" in words
+    assert "renamed to task-002-new-name" in words
     assert "task-003-gone" in result.stdout
+    table = result.stdout.split("\n\n")[1]
+    assert max(len(line) for line in table.splitlines()) <= 100  # a 100-column terminal
+    # a baseline without per-run distributions: said once, not "unknown" on every row (issue 37)
+    assert "Cost, tokens and wall were not judged for any task" in words
+    assert "unknown" not in table
+    markdown = cli("compare", "--format", "markdown", cwd=root).stdout
+    assert "not judged" in markdown and "| unknown |" not in markdown
 
 
 def test_changed_prompt_fails(root):
@@ -273,12 +281,20 @@ def test_missing_baseline_makes_every_task_new(ready):
     """A repo's first PR has results but no baseline yet: a report, exit 0, and how to record
     one (issue 11)."""
     (ready / "baseline.json").unlink()
-    for args in ([], ["--baseline", "other.json"]):
+    for args in ([], ["--baseline", "baseline.json"], ["--baseline", "./baseline.json"]):
         compare = cli("compare", "--json", *args, cwd=ready)
         assert compare.returncode == 0, compare.stderr
         data = json.loads(compare.stdout)
         assert {t["status"] for t in data["tasks"]} == {"new"}
         assert any("No baseline yet" in note for note in data["notes"])
+
+
+def test_a_named_baseline_that_is_missing_is_bad_input(ready):
+    """A typo in --baseline (the action's `baseline:` input) would be green forever: only the
+    default path may be absent (issue 37)."""
+    for command in (("compare",), ("gate", "--results", "results"), ("plan", "--shards", "2")):
+        assert_bad_input(cli(*command, "--baseline", "nope.json", cwd=ready), "nope.json",
+                         "--baseline", "baseline file not found")
 
 
 def test_torn_results_line(ready):

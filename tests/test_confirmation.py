@@ -282,7 +282,7 @@ def test_gate_sim_figures_follow_the_product_functions(monkeypatch):
 
 
 def test_gate_sim_exact_figures_of_the_shipped_rule():
-    """The figures docs/gate.md and the README quote (exact, 40-run baselines); the targets that
+    """The figures docs/gate.md and docs/benchmarks.md quote (exact, 40-run baselines); the targets that
     are met stay met, and the two that are not (the information limit, docs/gate.md) stay close."""
     sim = load_gate_sim()
     rows = sim.scenarios(sim.true_rates(20), 40, 5, DEFAULT_STAGES, 1, 1, True,

@@ -102,14 +102,14 @@ def test_five_months_old_is_not():
     plan = plan_for(runs(10), created="2026-04-10")
     assert not plan.candidates
     (near,) = plan.near_misses
-    assert near.lacks == (("age: created 2026-04-10, 5 months 10 days old; needs more than 6 (old enough "
+    assert near.lacks == (("age: created 2026-04-10, 5 months 10 days old; needs more than 6 months (old enough "
                            "from 2026-10-11)"),)
 
 
 def test_exactly_six_months_is_not():
     plan = plan_for(runs(10), created="2026-03-20")
     assert not plan.candidates and plan.near_misses[0].months_old == 6
-    assert "needs more than 6" in plan.near_misses[0].lacks[0]
+    assert "needs more than 6 months" in plan.near_misses[0].lacks[0]
     assert plan_for(runs(10), created="2026-03-19").candidates  # one day more is enough
 
 
@@ -245,7 +245,7 @@ def test_dry_run_lists_candidates_and_near_misses_and_changes_nothing(repo, cli)
                                "2026-08-01-001-abcd.json to 2026-08-10-001-abcd.json")
     assert ("would archive: task-001-old-steady: passed every run in 10/10 recorded runs "
             "(2026-08-01 … 2026-08-10); created 2026-01-05, 7 months 15 days old") in result.stdout
-    assert ("near miss: task-002-young: age: created 2026-06-01, 2 months 19 days old; needs more than 6"
+    assert ("near miss: task-002-young: age: created 2026-06-01, 2 months 19 days old; needs more than 6 months"
             " (old enough from 2026-12-02)") in result.stdout
     assert "near miss: task-003-old-flaky: history: failed a run on 2026-08-09 (4/5)" in \
         result.stdout
@@ -286,8 +286,10 @@ def test_archive_then_restore_leaves_everything_as_it_was(repo, cli):
     restored = cli("restore", "001", "--today", "2026-09-01", cwd=repo)
     assert restored.returncode == 0, restored.stderr
     assert "restored task-001-old-steady" in restored.stdout
-    assert "its baseline must be re-recorded: ci-eval run task-001-old-steady && ci-eval " \
-           "baseline update task-001-old-steady" in restored.stdout
+    agent = after_gc["agent"]
+    assert agent  # the baseline's agent: the re-recording must use it (issue 37)
+    assert (f"its baseline must be re-recorded: ci-eval run task-001-old-steady --agent {agent} "
+            "-k 40 && ci-eval baseline update task-001-old-steady") in restored.stdout
 
     assert tree(repo / "tasks") == tasks_before
     assert [p.name for p in (repo / "archive").iterdir()] == ["ARCHIVE-LOG.md"]

@@ -65,6 +65,8 @@ def test_baseline_pr_opened_then_updated_not_duplicated(checkout, cli):
     pr = pulls_now[0]
     assert pr["head"]["ref"] == "ci-eval/baseline-refresh" and pr["base"]["ref"] == "main"
     assert "| task-001-alpha | — (new) | 1.00 (3/3) | — | — → gated |" in pr["body"]
+    assert "wrote baseline.json: 2 added" in pr["body"]
+    assert str(root) not in pr["body"]  # the runner's absolute path means nothing there
     branch_commit = git(remote, "rev-parse", "refs/heads/ci-eval/baseline-refresh")
     assert git(root, "rev-parse", "HEAD") == head_before  # the checkout's branch is untouched
     assert git(root, "diff", "--name-only", head_before, branch_commit) == "baseline.json"

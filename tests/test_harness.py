@@ -174,10 +174,14 @@ def test_agent_rewriting_workspace_cannot_change_which_checks_run(tmp_path):
     assert "checks.py" in record["diff"]  # the agent did write them
 
 
+READS_AGENT_OUTPUT = "open('greet.txt').read()\n"
+
+
 @pytest.mark.parametrize("body, expected", [
-    ("raise RuntimeError('checks blew up')\n", "CRASH: RuntimeError: checks blew up (checks.py:1)"),
+    (READS_AGENT_OUTPUT + "raise RuntimeError('checks blew up')\n",
+     "CRASH: RuntimeError: checks blew up (checks.py:2)"),
     ("import time\ntime.sleep(60)\n", "checks timed out after 1s"),
-    ("import sys\nsys.exit(4)\n", "checks.py exited 4"),
+    (READS_AGENT_OUTPUT + "import sys\nsys.exit(4)\n", "checks.py exited 4"),
     ("import os\nos._exit(0)\n", "checks ended without a verdict (exit 0)"),
     # unsandboxed: inside its PID namespace the checks process is init, which SIGKILL from
     # within cannot kill

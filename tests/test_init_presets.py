@@ -4,9 +4,12 @@ the next steps say what to set; the report job runs unless cancelled and gets th
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import yaml
 from act_helpers import commit_repo
+from harness_helpers import assert_bad_input
 
 from ci_eval.agents.installs import INSTALLS
 from ci_eval.agents.presets import PRESETS
@@ -22,20 +25,24 @@ def test_every_preset_has_an_install_entry():
 
 @pytest.fixture
 def written(tmp_path, cli):
-    def init(agent: str):
+    def init(agent: str, *args: str):
         root = tmp_path / agent
         root.mkdir()
         commit_repo(root)
-        done = cli("init", "--agent", agent, cwd=root)
+        done = cli("init", "--agent", agent, *args, cwd=root)
         assert done.returncode == 0, done.stderr
         return root, done.stdout
     return init
 
 
-@pytest.mark.parametrize("agent", sorted(INSTALLS))
+OFFERED = sorted(name for name, install in INSTALLS.items() if not install.refused)
+MODEL = "anthropic/claude-sonnet-4-5"
+
+
+@pytest.mark.parametrize("agent", OFFERED)
 def test_the_written_workflows_install_the_cli_and_pass_its_secrets(written, agent):
     install = INSTALLS[agent]
-    root, out = written(agent)
+    root, out = written(agent, *(("--model", MODEL) if install.needs_model else ()))
     for name in ("eval.yml", "baseline.yml"):
         text = (root / ".github" / "workflows" / name).read_text()
         jobs = yaml.safe_load(text)["jobs"]
@@ -90,3 +97,69 @@ def test_init_names_what_the_existing_tasks_require(tmp_path, cli, make_task, va
     done = cli("init", cwd=root)
     assert done.returncode == 0, done.stderr
     assert "Your tasks require pytest, ruff" in " ".join(done.stdout.split())
+
+
+@pytest.mark.parametrize("agent", sorted(set(INSTALLS) - set(OFFERED)))
+def test_init_refuses_a_preset_it_cannot_write_a_running_workflow_for(tmp_path, cli, agent):
+    """goose: no package a workflow could install, and a provider and model to set."""
+    commit_repo(tmp_path)
+    done = cli("init", "--agent", agent, cwd=tmp_path)
+    assert_bad_input(done, "--agent", "no npm or PyPI package", "by hand")
+    assert not (tmp_path / "ci-eval.yaml").exists() and not (tmp_path / ".github").exists()
+
+
+def test_a_preset_without_a_default_model_needs_one_and_init_writes_it(tmp_path, cli, written):
+    commit_repo(tmp_path)
+    assert_bad_input(cli("init", "--agent", "mini-swe-agent", cwd=tmp_path), "--model",
+                     "no default model")
+    assert not (tmp_path / "ci-eval.yaml").exists()
+    assert_bad_input(cli("init", "--model", MODEL, cwd=tmp_path), "--model", "for a preset")
+    assert_bad_input(cli("init", "--agent", "codex", "--model", "a b", cwd=tmp_path), "--model")
+    root, _ = written("mini-swe-agent", "--model", MODEL)
+    config = yaml.safe_load((root / "ci-eval.yaml").read_text())
+    assert config["default_agent"] == "mini-swe-agent"
+    assert config["agents"]["mini-swe-agent"] == {"preset": "mini-swe-agent", "model": MODEL}
+    assert cli("validate", cwd=root).returncode == 0
+
+
+def test_the_run_preflight_refuses_a_preset_without_a_model(tmp_path, cli):
+    """With its program on PATH and a key set, mini-swe-agent still cannot start without a
+    model: exit 2 before any agent run (it would fail every run in its first API call)."""
+    commit_repo(tmp_path)
+    assert cli("init", "--agent", "codex", cwd=tmp_path).returncode == 0
+    config = tmp_path / "ci-eval.yaml"
+    config.write_text(config.read_text().replace("default_agent: codex",
+                                                 "default_agent: mini-swe-agent"))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "mini-swe-agent").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "mini-swe-agent").chmod(0o755)
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "OPENAI_API_KEY": "sk-test"}
+    done = cli("run", "-k", "1", cwd=tmp_path, env=env)
+    assert_bad_input(done, "--agent", "no model", "MSWEA_MODEL_NAME", "no run started")
+    assert not (tmp_path / "results").exists()
+    done = cli("run", "-k", "1", "--out", "results", cwd=tmp_path,
+               env={**env, "MSWEA_MODEL_NAME": "openai/gpt-4o"})
+    assert "no model" not in done.stderr
+
+
+def test_init_writes_what_the_tasks_require_into_the_workflows(tmp_path, cli, make_task,
+                                                               valid_metadata):
+    root = tmp_path / "repo"
+    root.mkdir()
+    make_task(root, "task-001-x", metadata={**valid_metadata(), "requires": ["ruff", "pytest"]})
+    commit_repo(root)
+    assert cli("init", cwd=root).returncode == 0
+    for name in ("eval.yml", "baseline.yml"):
+        jobs = yaml.safe_load((root / ".github" / "workflows" / name).read_text())["jobs"]
+        packages = [s["with"]["pip-packages"] for job in jobs.values() for s in job["steps"]
+                    if "pip-packages" in s.get("with", {})]
+        assert packages and set(packages) == {
+            "${{ vars.CI_EVAL_PIP_PACKAGES || 'pytest ruff' }}"}, (name, packages)
+
+
+def test_init_help_lists_the_presets(cli, tmp_path):
+    text = " ".join(cli("init", "--help", cwd=tmp_path).stdout.split())
+    for name in OFFERED:
+        assert name in text
+    assert "Not offered: goose" in text and "--model" in text

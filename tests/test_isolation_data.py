@@ -118,3 +118,37 @@ def test_the_sandbox_view_goes_to_the_launcher_as_data(tmp_path):
 def test_the_launcher_refuses_what_is_not_a_view(data):
     with pytest.raises(ValueError):
         View.from_json(data)
+
+
+@pytest.mark.parametrize("placement", ["host", "container"])
+@pytest.mark.parametrize("agent_sandboxed", [True, False])
+def test_the_docker_runners_labels_read_back_without_a_false_alarm(placement, agent_sandboxed):
+    """Issue 37: every docker run's report said its isolation could not be read."""
+    from ci_eval.run.runners import isolation_label
+
+    class Docker:
+        name = "docker"
+
+    label = isolation_label(Docker(), Isolation(agent_sandboxed, ChecksIsolation.SANDBOX),
+                            placement)
+    parsed = parse_isolation(label)
+    assert parsed is not None and parsed.label == label
+    assert parsed.checks is ChecksIsolation.DOCKER
+    expected = () if agent_sandboxed or placement == "container" else (NO_AGENT,)
+    assert label_notices({label}) == expected
+
+
+def test_a_report_of_docker_runs_carries_no_isolation_alarm(tmp_path):
+    from harness_helpers import cli, write_task
+
+    write_task(tmp_path)
+    results = tmp_path / "results"
+    results.mkdir()
+    record = {"run": 1, "task": "task-001-greet", "status": "pass", "passed": True,
+              "agent": "reference", "isolation": "agent-sandbox,checks-docker",
+              "wall_seconds": 1.0}
+    (results / "task-001-greet.jsonl").write_text(json.dumps(record) + "\n")
+    proc = cli("report", "--results", "results", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "cannot read" not in proc.stdout + proc.stderr
+    assert "without a sandbox" not in proc.stdout + proc.stderr

@@ -73,7 +73,7 @@ def test_network(source):
         "import http",
         "from http import HTTPStatus",
         "import json, re, subprocess, pathlib",
-        "from ci_eval.checks import file_equals, regex_match, run_tests, main",
+        "from ci_eval.checks import file_equals, regex_match, run_tests, main\nmain()",
         "from . import helpers",
         "from .openai import x",
         "import time\nt0 = time.monotonic(); t1 = time.perf_counter()",
@@ -202,6 +202,7 @@ RULE_EXAMPLES = {
     "network": "import socket",
     "random": "import random\nrandom.random()",
     "wall-clock": "import time\ntime.time()",
+    "verdict": "from ci_eval.checks import passed",
     "syntax": "def (",
     "marker": "x = 1  # ci-eval: allow[no-such-rule]",
 }
@@ -216,3 +217,21 @@ def test_every_rule_fires_and_is_documented_for_task_authors(rule):
         assert lint_source(allowed) == []
     guide = (Path(__file__).resolve().parents[1] / "docs" / "checks-lint.md").read_text()
     assert f"`{rule}`" in guide
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("from ci_eval.checks import main, passed\npassed()", [(1, "verdict")]),
+        ("import os\nfrom ci_eval.checks import main\ndef run():\n    main()", [(2, "verdict")]),
+        ("from ci_eval.checks import main\nclass C:\n    main()", [(1, "verdict")]),
+        ("from ci_eval.checks import main  # ci-eval: allow[verdict]\n", []),
+        ("print('no helpers: the run says so')", []),
+        ("from ci_eval.checks import main\ndef a():\n    b()\ndef b():\n    main()\na()", []),
+        ("from ci_eval.checks import passed\nraise SystemExit(0 if passed() else 1)", []),
+        ("from ci_eval.checks import passed\nimport sys as s\ns.exit(0)", []),
+        ("from ci_eval.checks import passed\nif passed():\n    exit(0)", []),
+    ],
+)
+def test_verdict(source, expected):
+    assert rules(source) == expected

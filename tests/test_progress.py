@@ -85,3 +85,25 @@ def test_helpers():
     assert format_seconds(3725) == "1h02m"
     assert eta(0, 10, 5) is None and eta(5, 10, 50) == 50 and eta(10, 10, 50) == 0
     assert fit("x" * 50, 20) == "x" * 18 + "…"
+
+
+def test_a_failing_runs_line_fits_100_columns_and_says_where_the_reason_is(tmp_path):
+    """Issue 37: a failing run's progress line ran to 1,100 characters. Through the CLI: the
+    line is cut to 100 columns, and `ci-eval show` gives the whole reason."""
+    from harness_helpers import cli, write_task
+
+    long_reason = "expected " + " ".join(f"case-{n}" for n in range(100))
+    write_task(tmp_path, checks="from ci_eval.checks import failed, main\n"
+                                f"main(failed({long_reason!r}))\n")
+    done = cli("run", "-k", "2", "--agent", "noop", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if "run " in line and ": fail" in line]
+    assert len(lines) == 2, done.stderr
+    for line in lines:
+        number = line.split(" run ", 1)[1].split(":", 1)[0]
+        assert len(line) <= 100, line
+        assert line.endswith(f"… (ci-eval show task-001-greet {number})"), line
+        assert "expected case-0" in line
+    shown = cli("show", "task-001-greet", "1", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "case-99" in shown.stdout  # the whole reason is there

@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from fractions import Fraction as F
 
 from ci_eval.render import compare as rc
+from ci_eval.render import compare_cells as cells
 from ci_eval.verdict.calibration import check_task
 from ci_eval.verdict.model import TaskVerdict, Verdict
 
@@ -129,13 +130,24 @@ def test_table():
     text = rc.render_table(sample(), commit=None)
     first = text.splitlines()[0]
     assert first.startswith("FAIL ci-eval: 1 of 4 task(s) fail the gate")
-    assert "Evidence (95% CI)" in text and "Calibration warnings:" in text
+    assert "95% CI" in text and "Calibration warnings:" in text
+    assert max(len(line) for line in text.splitlines()) <= 100  # a 100-column terminal
+
+
+def test_a_table_of_long_task_ids_fits_100_columns_and_keeps_their_numbers():
+    from ci_eval.render.terminal import fit_table
+
+    rows = [[f"task-{n:03d}-" + "a-very-long-descriptive-name" * 2, "unchanged", "1.00 (40/40)",
+             "renamed from task-009-an-even-longer-name-that-someone-chose"] for n in (1, 2)]
+    text = fit_table(rows, ["Task", "Status", "Baseline", "Note"])
+    assert max(len(line) for line in text.splitlines()) <= 100
+    assert "task-001-" in text and "task-002-" in text and "…" in text
 
 
 def test_cells():
     assert rc.fmt_delta(F(-3, 10)) == "-0.30"
     assert rc.fmt_delta(F(0)) == "±0.00"
     assert rc.fmt_delta(None) == "—"
-    assert rc.fmt_change(2500.0, 10000.0) == "+2.5k (+25%)"
-    assert rc.fmt_change(-1.25, None, "s") == "-1.2s"
+    assert cells.fmt_change(2500.0, 10000.0) == "+2.5k (+25%)"
+    assert cells.fmt_change(-1.25, None, "s") == "-1.2s"
     assert rc.fmt_rate(None, None) == "—"

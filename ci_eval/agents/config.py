@@ -138,6 +138,11 @@ def env_problem(agent: AgentConfig, environ: Mapping[str, str]) -> str | None:
             return f"agent {agent.name}: environment variable {name} is not set (listed in its env)"
     if agent.preset:
         preset = PRESETS[agent.preset]
+        if preset.model_env is not None and not agent.model and not any(
+                environ.get(name) for name in preset.model_env):
+            return (f"agent {agent.name} ({agent.preset}): no model, and the tool has no "
+                    f"default: set `model:` in its agents: entry of ci-eval.yaml (preset: "
+                    f"{agent.preset}), or set {' / '.join(preset.model_env)}")
         if any(environ.get(name) for name in preset.key_env):
             return None
         login = preset.login_path(environ)

@@ -36,6 +36,7 @@ class Goose(Preset):
     program = "goose"
     harness_files = (".goosehints",)
     key_env = PROVIDER_KEYS + ("DATABRICKS_TOKEN", "OLLAMA_HOST")
+    model_env = ("GOOSE_MODEL",)
     pass_env = ("GOOSE_PROVIDER", "GOOSE_MODEL", "GOOSE_MAX_TURNS", "GOOSE_CONTEXT_LIMIT",
                 "OPENAI_HOST", "ANTHROPIC_HOST", "GOOGLE_HOST", "OPENROUTER_HOST",
                 "DATABRICKS_HOST", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",

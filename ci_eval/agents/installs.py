@@ -28,6 +28,8 @@ class Install:
     secrets: tuple[str, ...] = ()
     login: str = ""  # how a file-based login is used instead of a key, "" when there is none
     model_note: str = ""  # what else the tool needs to know (the model), "" when nothing
+    needs_model: bool = False  # init refuses it without --model (the tool has no default)
+    refused: str = ""  # why init cannot write a workflow that runs it ("" when it can)
 
     @property
     def spec(self) -> str:
@@ -55,10 +57,16 @@ INSTALLS: dict[str, Install] = {i.preset: i for i in (
     Install("mini-swe-agent", "pip", "mini-swe-agent", "2.4.6", "mini-swe-agent",
             ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"),
             model_note="mini-swe-agent needs a model: set `model:` in an agents: entry of "
-            "ci-eval.yaml (preset: mini-swe-agent), e.g. anthropic/claude-sonnet-4-5"),
+            "ci-eval.yaml (preset: mini-swe-agent), e.g. anthropic/claude-sonnet-4-5",
+            needs_model=True),
     Install("goose", None, program="goose", secrets=("ANTHROPIC_API_KEY",),
             model_note="goose has no npm or PyPI package: add a step before the run step that "
-            "installs the `goose` binary, and set GOOSE_PROVIDER / GOOSE_MODEL"),
+            "installs the `goose` binary, and set GOOSE_PROVIDER / GOOSE_MODEL",
+            needs_model=True,
+            refused="goose has no npm or PyPI package a workflow could install at a pinned "
+            "version: init would write a workflow that cannot run. Set it up by hand: an "
+            "agents: entry in ci-eval.yaml (preset: goose, model: PROVIDER/MODEL) and a step in "
+            "eval.yml that installs the goose binary (docs/agents.md)"),
 )}
 
 

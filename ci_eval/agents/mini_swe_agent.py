@@ -59,6 +59,7 @@ class MiniSweAgent(Preset):
     name = "mini-swe-agent"
     program = "mini-swe-agent"
     key_env = ("MSWEA_API_KEY",) + PROVIDER_KEYS
+    model_env = ("MSWEA_MODEL_NAME",)
     pass_env = ("MSWEA_MODEL_NAME", "OPENAI_API_BASE", "ANTHROPIC_API_BASE",
                 "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION", *PROXY_ENV)
     # mini retries a failed model call 10 times by default (waits of 4 to 60 s), under

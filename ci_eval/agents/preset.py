@@ -144,6 +144,9 @@ class Preset(ABC):
     # under HOME, file in it), the folder moved by login_folder_env when that is set.
     login_file: ClassVar[tuple[str, str] | None] = None
     login_folder_env: ClassVar[str | None] = None
+    # A tool with no default model: the variables that may name it instead of `model:`
+    # (None: the tool has a default)
+    model_env: ClassVar[tuple[str, ...] | None] = None
 
     def login_path(self, environ: Mapping[str, str]) -> str | None:
         """Where the tool keeps a file-based login in this environment, or None."""

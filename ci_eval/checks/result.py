@@ -12,7 +12,9 @@ A typical checks.py:
 checks.py runs with cwd = the agent's workspace and the task folder available as
 CI_EVAL_TASK_DIR, in a sandbox (docs/isolation.md). Exit 0 = pass, exit 1 = fail (an
 AssertionError is a fail with its message); a crash, a kill or a timeout after the agent's code ran
-is that run's fail, with the reason.
+is that run's fail, with the reason; a checks.py that runs to its end without exiting, or crashes
+before the agent's work could steer it, is the task's error (docs/isolation.md, "Whose fault is a
+broken run").
 
 Everything in the workspace was written by the agent: these helpers never follow a symlink there
 and cap what they read. Test outcomes come from a structured report that pytest writes outside

@@ -83,8 +83,7 @@ def run_show(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from tabulate import tabulate
-
+    from ci_eval.render.terminal import fit_table
     from ci_eval.tasks.model import short_hash
     from ci_eval.verdict.baseline import baseline_path, dumps_baseline, load_baseline
 
@@ -108,7 +107,6 @@ def run_show(args: argparse.Namespace) -> int:
         ])
     print(f"{path}: agent {baseline.agent or 'none'}, {len(rows)} task(s)")
     if rows:
-        print(tabulate(rows, headers=["Task", "Pass rate", "Gate", "Recorded", "Avg tokens",
-                                      "Avg wall s", "Snapshots", "Prompt"],
-                       tablefmt="simple", disable_numparse=True))
+        print(fit_table(rows, ["Task", "Pass rate", "Gate", "Recorded", "Tokens", "Wall s",
+                               "Observations", "Prompt"]))
     return 0

@@ -13,7 +13,7 @@ def add_parser(subparsers) -> None:
         help="flag checks that look too strict or too loose against human labels",
         description="For tasks whose metadata has human_label.expected_pass_rate: warn when "
         "the observed pass rate is more than 0.20 away from it (exactly) in each of the last 3 "
-        "baseline snapshots (kept in baseline.json, so this works in a shallow clone); below "
+        "baseline observations (kept in baseline.json, so this works in a shallow clone); below "
         "expected = checks too strict, above = too loose. Exit 0 even with warnings "
         "(they are warnings), 2 on bad input.",
     )
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {warning.message}")
     summary = (f"calibration: {len(expected)} labelled task(s), {len(warnings)} warning(s)")
     if short:
-        summary += (f"; fewer than {calibration.WINDOW} baseline snapshots yet: "
+        summary += (f"; fewer than {calibration.WINDOW} baseline observations yet: "
                     f"{', '.join(short)}")
     print(summary)
     return 0

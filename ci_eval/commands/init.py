@@ -26,9 +26,17 @@ def add_parser(subparsers) -> None:
         "to add and the repository setting for workflow PRs. Exit 0, 2 on bad input.",
     )
     add_root_argument(parser)
+    offered = [name for name, i in sorted(installs.INSTALLS.items()) if not i.refused]
+    needing = [name for name in offered if installs.INSTALLS[name].needs_model]
+    refused = [name for name, i in sorted(installs.INSTALLS.items()) if i.refused]
     parser.add_argument("--agent", default="reference", metavar="NAME",
                         help="default_agent of ci-eval.yaml: a built-in (reference, noop) or a "
-                        "preset name (default reference)")
+                        f"preset: {', '.join(offered)} ({', '.join(needing)} with --model). "
+                        f"Not offered: {', '.join(refused)} (no package a workflow can install; "
+                        "set it up by hand). Default reference")
+    parser.add_argument("--model", metavar="MODEL",
+                        help="the preset's model, written as an agents: entry of ci-eval.yaml "
+                        "(needed by " + ", ".join(needing) + ")")
     parser.add_argument("--default-branch", metavar="BRANCH",
                         help="branch whose pushes run the eval (default: the checked-out "
                         "branch, else main)")
@@ -124,16 +132,50 @@ def agent_install_block(install) -> str:
     return "\n".join(steps) + "\n"
 
 
+def model_entry(args, install) -> str:
+    """The agents: entry that carries --model (appended to ci-eval.yaml), or "". A preset that
+    init cannot set up, or one that needs a model and got none, is refused with the reason."""
+    from ci_eval.errors import UserError
+
+    if install is not None and install.refused:
+        raise UserError(install.refused, field="--agent")
+    if args.model is None:
+        if install is not None and install.needs_model:
+            raise UserError(f"{install.preset} has no default model: pass --model "
+                            "(e.g. anthropic/claude-sonnet-4-5); nothing was written",
+                            field="--model")
+        return ""
+    if install is None:
+        raise UserError(f"--model is for a preset ({', '.join(sorted(installs.INSTALLS))}), "
+                        f"not {args.agent!r}", field="--model")
+    import json
+    import re
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]*", args.model):
+        raise UserError(f"expected a model name, got {args.model!r}", field="--model")
+    return (f"\n# --model of `ci-eval init`\nagents:\n  {args.agent}:\n"
+            f"    preset: {args.agent}\n    model: {json.dumps(args.model)}\n")
+
+
+def pip_packages(requires: list[str]) -> str:
+    """The run step's pip-packages: the repository variable, else what the tasks require."""
+    if not requires:
+        return "${{ vars.CI_EVAL_PIP_PACKAGES }}"
+    return "${{ vars.CI_EVAL_PIP_PACKAGES || '" + " ".join(requires) + "' }}"
+
+
 def render_workflow(text: str, *, action: str, default_branch: str, env_block: str,
-                    install_block: str = "") -> str:
+                    install_block: str = "", requires: list[str] | None = None) -> str:
     """Fill a workflow template. An action ref that is not a commit SHA gets a note (and a zizmor
-    ignore, since the user chose it): pin it with `--action OWNER/REPO@SHA` where policy asks."""
+    ignore, since the user chose it): pin it with `--action OWNER/REPO@SHA` where policy asks.
+    requires: the tasks' `requires`, installed with pip unless CI_EVAL_PIP_PACKAGES says else."""
     import re
 
     pinned = re.fullmatch(r"[0-9a-f]{40}", action.rsplit("@", 1)[1]) is not None
     note = "" if pinned else "  # pin to a commit SHA if you can  # zizmor: ignore[unpinned-uses]"
     text = text.replace("        # @@AGENT_ENV@@\n", env_block).replace("@@PIN_NOTE@@", note)
     text = text.replace("      # @@AGENT_INSTALL@@\n", install_block)
+    text = text.replace("${{ vars.CI_EVAL_PIP_PACKAGES }}", pip_packages(requires or []))
     return (text.replace("@@ACTION_REPO@@", action.split("@", 1)[0])
             .replace("@@ACTION@@", action).replace("@@DEFAULT_BRANCH@@", default_branch))
 
@@ -163,6 +205,8 @@ def planned_files(root, args) -> dict:
                         args.action):
         raise UserError(f"expected OWNER/REPO@REF, got {args.action!r}", field="--action")
     config_text = _template("ci-eval.yaml").replace("@@AGENT@@", args.agent)
+    install = installs.install_for(args.agent)
+    config_text += model_entry(args, install)
     import yaml
 
     config = parse_config(yaml.safe_load(config_text), "ci-eval.yaml (to be written)")
@@ -173,7 +217,7 @@ def planned_files(root, args) -> dict:
         config = parse_config(yaml.safe_load(config_text), "ci-eval.yaml (to be written)")
         agent = resolve_agent(config, args.agent, None)
     branch = args.default_branch or _branch(root)
-    install = installs.install_for(agent.preset)
+    requires = task_requirements(root) if (root / "tasks").is_dir() else []
     env_block = agent_env_block(agent_secrets(agent, install))
     install_block = agent_install_block(install)
     files = {root / "ci-eval.yaml": (config_text, False),
@@ -181,7 +225,7 @@ def planned_files(root, args) -> dict:
     for name in WORKFLOWS:
         text = render_workflow(_template(f"workflows/{name}"), action=args.action,
                                default_branch=branch, env_block=env_block,
-                               install_block=install_block)
+                               install_block=install_block, requires=requires)
         files[root / ".github" / "workflows" / name] = (text, False)
     existing_tasks = task_folders(root) if (root / "tasks").is_dir() else []
     if not existing_tasks or (args.force and (root / "tasks" / EXAMPLE_TASK).is_dir()):
@@ -325,12 +369,17 @@ def agent_step(agent, install, secrets) -> str:
 
 
 def requires_step(requires: list[str]) -> str:
-    needed = (f"Your tasks require {', '.join(requires)}" if requires else
-              "Tasks that list tools under `requires` (metadata.json) need them on the runner")
-    return _para(f"{needed}: put the Python packages among them in the repository variable "
-                 "CI_EVAL_PIP_PACKAGES (e.g. \"" + (" ".join(requires) or "pytest ruff") +
-                 "\"), and install other tools in a step before the run step. A missing one "
-                 "stops the run before any agent run.")
+    if requires:
+        return _para(f"Your tasks require {', '.join(requires)}: eval.yml and baseline.yml "
+                     "install them with pip (pip-packages). Set the repository variable "
+                     "CI_EVAL_PIP_PACKAGES to replace that list (a tool that is no PyPI "
+                     "package goes in a step before the run step), and rerun `ci-eval init "
+                     "--force` when tasks add one. A missing one stops the run before any "
+                     "agent run.")
+    return _para("Tasks that list tools under `requires` (metadata.json) need them on the "
+                 "runner: rerun `ci-eval init --force` to write them into the workflows, or "
+                 "put the Python packages in the repository variable CI_EVAL_PIP_PACKAGES "
+                 "(e.g. \"pytest ruff\"). A missing one stops the run before any agent run.")
 
 
 def next_steps(agent, install, secrets, action: str, requires: list[str],

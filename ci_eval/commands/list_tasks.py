@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     if not tasks:
         print("no tasks under tasks/", file=sys.stderr)
         return 0
-    from tabulate import tabulate
+    from ci_eval.render.terminal import fit_table
 
     rows = [
         [
@@ -73,5 +73,5 @@ def run(args: argparse.Namespace) -> int:
         for t in tasks
     ]
     headers = ["task", "difficulty", "area", "tags", "aspirational", "human label"]
-    print(tabulate(rows, headers=headers, tablefmt="simple"))
+    print(fit_table(rows, headers))
     return 0

@@ -41,7 +41,9 @@ def run(args: argparse.Namespace) -> int:
     today = parse_day(args.today, field="--today")
     result = restore_task(root, args.task, today,
                           baseline_file=baseline_path(root, args.baseline))
-    rerecord = (f"ci-eval run {result.task} && ci-eval baseline update {result.task}")
+    agent = _baseline_agent(baseline_path(root, args.baseline))
+    rerecord = (f"ci-eval run {result.task} --agent {agent or 'NAME'} -k 40 && "
+                f"ci-eval baseline update {result.task}")
     if args.json:
         print(json.dumps({"restored": result.task, "path": str(result.path),
                           "log_line": result.log_line, "baseline_must_be_recorded": True,
@@ -55,3 +57,17 @@ def run(args: argparse.Namespace) -> int:
               "archive: re-record it")
     print(f"its baseline must be re-recorded: {rerecord}")
     return 0
+
+
+def _baseline_agent(path) -> str:
+    """The agent the baseline was recorded with ("" when there is no baseline or none named):
+    the re-recording must use it, or the update is refused as another agent's."""
+    from ci_eval.errors import UserError
+    from ci_eval.verdict.baseline import load_baseline
+
+    if not path.is_file():
+        return ""
+    try:
+        return load_baseline(path).agent or ""
+    except UserError:
+        return ""

@@ -8,7 +8,7 @@ Rows: every task whose entry was added, changed or removed, with its rate before
 
 from __future__ import annotations
 
-from ci_eval.render.compare import fmt_delta, fmt_rate
+from ci_eval.render.compare_cells import fmt_delta, fmt_rate
 from ci_eval.verdict.baseline import Baseline, BaselineEntry
 
 MARKER = "<!-- ci-eval-baseline-refresh -->"

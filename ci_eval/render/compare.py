@@ -13,11 +13,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from fractions import Fraction
 
+from ci_eval.render.compare_cells import (
+    axes_note,
+    fmt_axes,
+    fmt_delta,
+    fmt_evidence,
+    fmt_rate,
+    moved,
+    row,
+)
 from ci_eval.render.inert import code_span
 from ci_eval.render.junit import Case, render_cases
 from ci_eval.render.report import MOST_TRIPPED, rubric_line
+from ci_eval.render.terminal import cut, fit_table, wrap
 from ci_eval.verdict.axes import ALPHA
 from ci_eval.verdict.model import TaskVerdict, Verdict
 
@@ -40,83 +49,6 @@ def render(verdict: Verdict, fmt: str, *, commit: str | None = None,
     if fmt == "junit":
         return render_junit(verdict)
     raise ValueError(f"unknown format {fmt!r}")
-
-
-# --- cells ------------------------------------------------------------------------------------
-
-
-def fmt_rate(passes: int | None, runs: int | None) -> str:
-    if not runs:
-        return "—"
-    return f"{float(Fraction(passes, runs)):.2f} ({passes}/{runs})"
-
-
-def fmt_delta(delta: Fraction | None) -> str:
-    if delta is None:
-        return "—"
-    return f"{'+' if delta > 0 else '-' if delta < 0 else '±'}{abs(float(delta)):.2f}"
-
-
-def fmt_evidence(t: TaskVerdict) -> str:
-    if not t.runs:
-        return f"0 valid runs, {t.errors} error(s)" if t.errors else "no runs"
-    low, high = t.interval
-    text = f"{t.passes}/{t.runs} pass, {low:.2f}–{high:.2f}"
-    if t.errors:
-        text += f", {t.errors} error(s)"
-    return text
-
-
-def fmt_change(delta: float | None, base: float | None, unit: str = "") -> str:
-    """+1.2k (+15%) for tokens, +3.1s (+8%) for seconds; — when either side is unknown."""
-    if delta is None:
-        return "—"
-    sign = "+" if delta > 0 else "-" if delta < 0 else "±"
-    size = abs(delta)
-    if unit:
-        amount = f"{size:.1f}{unit}"
-    else:
-        amount = f"{size / 1000:.1f}k" if size >= 1000 else f"{size:.0f}"
-    text = f"{sign}{amount}"
-    if base:
-        text += f" ({sign}{size / base * 100:.0f}%)"
-    return text
-
-
-def fmt_axes(t: TaskVerdict) -> str:
-    """The cost / tokens / wall verdict beside the pass rate: the axes that moved, with their
-    ratio to the baseline ("tokens ×3.02 regressed (fails)"), else "unchanged" or "unknown"."""
-    if not t.axes:
-        return "—"
-    moved = [f"{a.axis} ×{a.ratio:.2f} {a.status}" + (" (fails)" if a.fails and t.gated else "")
-             for a in t.axes if a.status in ("regressed", "improved")]
-    if moved:
-        return ", ".join(moved)
-    known = [a for a in t.axes if a.status != "unknown"]
-    if not known:
-        return "unknown"
-    return "unchanged" + ("" if len(known) == len(t.axes) else
-                          f" ({', '.join(a.axis for a in known)})")
-
-
-def moved(t: TaskVerdict) -> bool:
-    """Shown in the changed table: a status other than unchanged, or an axis that moved."""
-    return t.status != "unchanged" or any(a.status in ("regressed", "improved") for a in t.axes)
-
-
-def row(t: TaskVerdict) -> list[str]:
-    return [
-        t.task,
-        t.status,
-        fmt_rate(t.baseline_passes, t.baseline_runs),
-        fmt_rate(t.passes, t.runs),
-        fmt_delta(t.delta),
-        fmt_axes(t),
-        fmt_evidence(t),
-        fmt_change(t.tokens_delta, t.baseline_tokens),
-        fmt_change(t.wall_delta, t.baseline_wall_seconds, "s"),
-        t.note,
-    ]
 
 
 def verdict_line(verdict: Verdict, *, emoji: bool = True, quote=str) -> str:
@@ -179,26 +111,51 @@ def footer_items(verdict: Verdict, commit: str | None, run_url: str | None = Non
 
 
 def render_table(verdict: Verdict, *, commit: str | None = None) -> str:
-    from tabulate import tabulate
-
-    lines = [verdict_line(verdict, emoji=False), *verdict.notes, ""]
+    """For a 100-column terminal (render/terminal.py): the pass-rate columns, the 95% interval,
+    the cost / tokens / wall verdict where one could be judged; each task's note below the
+    table; the token and wall deltas are in the markdown and JSON reports."""
+    # the verdict line and the notes stay one line each (scripts grep them)
+    lines = [verdict_line(verdict, emoji=False), *verdict.notes]
+    unjudged = axes_note(verdict)
+    lines += [unjudged] if unjudged else []
+    lines.append("")
     if verdict.tasks:
-        lines.append(tabulate([row(t) for t in verdict.tasks], headers=COLUMNS,
-                              tablefmt="simple", disable_numparse=True))
-    why = [f"  {t.task}: {t.why}" for t in verdict.tasks if t.status != "unchanged" and t.why]
-    why += [f"  {t.task}: {a.evidence}" for t in verdict.tasks for a in t.axes
-            if a.status in ("regressed", "improved")]
+        lines.append(terminal_table(verdict))
+    notes = [wrap(f"  {t.task}: {t.note}", indent="    ") for t in verdict.tasks if t.note]
+    if notes:
+        lines += ["", "Notes:", *notes]
+    why = [cut(f"  {t.task}: {t.why}") for t in verdict.tasks
+           if t.status != "unchanged" and t.why]
+    why += [wrap(f"  {t.task}: {a.evidence}", indent="    ") for t in verdict.tasks
+            for a in t.axes if a.status in ("regressed", "improved")]
     if why:
         lines += ["", "Why (the most common reason runs did not pass):", *why]
     graded = [t for t in verdict.tasks if t.rubric_runs]
     if graded:
-        lines += [""] + [rubric_line(t.task, t.rubric_runs, t.rubric_score, t.rubric_tripped,
-                                     t.rubric_auto_fail) for t in graded]
+        lines += [""] + [wrap(rubric_line(t.task, t.rubric_runs, t.rubric_score,
+                                          t.rubric_tripped, t.rubric_auto_fail), indent="  ")
+                         for t in graded]
     if verdict.calibration:
         lines += ["", "Calibration warnings:"]
-        lines += [f"  {w.message}" for w in verdict.calibration]
-    lines += ["", " · ".join(footer_items(verdict, commit))]
+        lines += [wrap(f"  {w.message}", indent="    ") for w in verdict.calibration]
+    lines += ["", wrap(" · ".join(footer_items(verdict, commit)))]
     return "\n".join(lines) + "\n"
+
+
+def terminal_table(verdict: Verdict) -> str:
+    judged = any(a.status != "unknown" for t in verdict.tasks for a in t.axes)
+    headers = ["Task", "Status", "Baseline", "Current", "Δ", "95% CI",
+               *(["Cost / tokens / wall"] if judged else [])]
+    rows = []
+    for t in verdict.tasks:
+        interval = f"{t.interval[0]:.2f}–{t.interval[1]:.2f}" if t.runs else "—"
+        if t.errors:
+            interval += f", {t.errors} err"
+        rows.append([t.task, t.status, fmt_rate(t.baseline_passes, t.baseline_runs),
+                     fmt_rate(t.passes, t.runs), fmt_delta(t.delta), interval,
+                     *([fmt_axes(t)] if judged else [])])
+    return fit_table(rows, headers)
+
 
 
 # --- markdown ---------------------------------------------------------------------------------
@@ -234,8 +191,10 @@ def render_markdown(verdict: Verdict, *, commit: str | None = None,
             for t in verdict.tasks]
     head = f"{COMMENT_MARKER}\n### {verdict_line(verdict, quote=_quoted)}\n\n"
     gates = auto_fail_notes(verdict)
-    head += "".join(f"> {_md_cell(note)}\n" for note in (*verdict.notes, *gates))
-    head += "\n" if verdict.notes or gates else ""
+    unjudged = axes_note(verdict)
+    notes = (*verdict.notes, *gates, *([unjudged] if unjudged else []))
+    head += "".join(f"> {_md_cell(note)}\n" for note in notes)
+    head += "\n" if notes else ""
     tail = rubric_markdown(verdict)
     if verdict.calibration:
         tail += "\n#### Calibration warnings\n\n"

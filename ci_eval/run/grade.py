@@ -3,7 +3,7 @@ checks outcome and a diff combined into one verdict, and `ci-eval grade`'s candi
 in a fresh workspace (the machinery of verify).
 
 A task with a rubric passes only when its checks pass AND the rubric verdict is PASS. The
-rubric is scored whenever the checks judged the agent's code (any outcome but INFRA), so a run
+rubric is scored whenever the checks judged the agent's code (any outcome but INFRA, TASK_ERROR), so a run
 that failed its checks still records its score. The diff is taken before the checks run, as in
 a run: what the checks write into the workspace (hidden tests, restored files) is not the
 agent's change.
@@ -120,7 +120,7 @@ class Graded:
 
 
 def graded(grading: TaskGrading, checks: CheckOutcome, diff: WorkspaceDiff) -> Graded:
-    if grading.rubric is None or checks.kind is CheckKind.INFRA:
+    if grading.rubric is None or checks.judged_nothing:
         return Graded(checks)
     return Graded(checks, score(grading.rubric, checks.test_outcomes, diff))
 
@@ -223,7 +223,7 @@ def grade_patch(task: Task, patch: Path, isolation: Isolation,
                                extra_env=checks_env)
     finally:
         remove_tree(base)
-    if checks.kind is CheckKind.INFRA:
+    if checks.judged_nothing:
         raise UserError(f"the checks could not be run: {checks.reason}", path=task.checks_path)
     result = graded(grading, checks, diff)
     if grading.tests is not None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ci_eval.errors import UserError
+from ci_eval.results.notices import ChecksIsolation, RecordedIsolation
 from ci_eval.run.agent.start import AgentOutcome, run_agent
 from ci_eval.run.checks.scoring import CheckOutcome, run_checks
 from ci_eval.run.docker.backend import DockerRunner
@@ -75,8 +76,9 @@ def isolation_label(runner: Runner, isolation: Isolation, placement: str) -> str
     "agent-container") and "checks-docker" (a fresh container with no network)."""
     if runner.name != "docker":
         return isolation.label
-    agent = "agent-container" if placement == "container" else isolation.label.split(",")[0]
-    return f"{agent},checks-docker"
+    return RecordedIsolation(isolation.agent_sandboxed or placement == "container",
+                             ChecksIsolation.DOCKER,
+                             agent_in_container=placement == "container").label
 
 
 @dataclass

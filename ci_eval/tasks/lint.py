@@ -21,6 +21,9 @@ Rules (the name in brackets is what an allow marker names):
               time.time, time.time_ns, and time.localtime/gmtime/ctime/asctime without an explicit
               argument, time.strftime without an explicit time tuple. (time.monotonic and
               time.perf_counter measure durations and are allowed.)
+- `verdict`   checks.py imports ci_eval.checks and no module-level code reaches a verdict
+              (main(...), sys.exit, raise SystemExit): it would run to its end, an error of
+              the task (lint_verdict.py).
 - `syntax`    checks.py does not parse.
 - `marker`    an allow marker names a rule that does not exist.
 
@@ -46,7 +49,9 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-RULES = ("llm-sdk", "network", "random", "wall-clock", "syntax", "marker")
+from ci_eval.tasks.lint_verdict import missing_verdict
+
+RULES = ("llm-sdk", "network", "random", "wall-clock", "verdict", "syntax", "marker")
 
 LLM_SDKS = (
     "openai",
@@ -179,6 +184,11 @@ def lint_source(source: str, path: Path | str = "checks.py") -> list[Finding]:
         ]
     allowed, marker_findings = _allow_markers(source, path)
     raw = _Linter(path).run(tree)
+    line = missing_verdict(tree)
+    if line is not None:
+        raw.append(Finding(path, line, "verdict", "checks.py never hands ci_eval.checks a "
+                           "verdict: no module-level main(...) or sys.exit(...) is reached, so it "
+                           "would end without one (an error of the task) [verdict]"))
     kept = [
         f
         for f in raw
@@ -215,7 +225,7 @@ def _allow_markers(source: str, path: Path) -> tuple[dict[int, set[str] | None],
                     line,
                     "marker",
                     f"unknown rule {name!r} in allow marker "
-                    f"(rules: {', '.join(RULES[:4])}) [marker]",
+                    f"(rules: {', '.join(RULES[:5])}) [marker]",
                 )
             )
         if allowed.get(line, set()) is not None:

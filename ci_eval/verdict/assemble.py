@@ -14,7 +14,7 @@ from ci_eval.results.notices import label_notices
 from ci_eval.results.summary import summarize_results, typical_k
 from ci_eval.tasks.load import load_tasks
 from ci_eval.verdict import calibration, control, gate, model
-from ci_eval.verdict.baseline import Baseline, baseline_path, load_baseline
+from ci_eval.verdict.baseline import Baseline, existing_baseline, load_baseline
 from ci_eval.verdict.harness_changes import changes_note
 from ci_eval.verdict.rules import DEFAULT_RULES, GateRules
 
@@ -35,9 +35,9 @@ def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k
     every planned shard is missing). `harness_of(agent)`: the repo's harness of that agent now
     ({file: digest}, or None), to name what changed in it since the baseline (a note)."""
     loaded = stream.load_runs(results_dir) if allow_empty else stream.require_runs(results_dir)
-    path = baseline_path(root, baseline_file)
-    missing_baseline = not path.exists() and not path.is_symlink()
-    baseline = Baseline() if missing_baseline else load_baseline(path)
+    path = existing_baseline(root, baseline_file)
+    missing_baseline = path is None
+    baseline = Baseline() if path is None else load_baseline(path)
     tasks = load_tasks(root, selected)
     if selected:
         chosen = {t.id for t in tasks}

@@ -16,7 +16,7 @@ Two separate things per task:
 - `observations`: what every `baseline update` measured (last MAX_SNAPSHOTS, oldest first),
   including the updates that did not move the gate (a gated task measured below 0.60 is refused,
   its gate stays, but the measurement is recorded). Calibration reads observations, so a drop
-  that the gate refused to follow is still seen by the "3 consecutive snapshots" rule.
+  that the gate refused to follow is still seen by the "3 consecutive observations" rule.
 
 - `distributions` (version 3): per results field (tokens, cost_usd, wall_seconds) the per-run
   distribution of the gate value's valid runs (n, mean, sd, and the mean and sd of the logs):
@@ -38,6 +38,7 @@ archived tasks' entries); the decisions about what an update changes are pure an
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -263,11 +264,24 @@ def baseline_path(root: Path, given: str | None = None) -> Path:
     return Path(root) / (given or BASELINE_FILE)
 
 
+def existing_baseline(root: Path, given: str | None = None) -> Path | None:
+    """The baseline file to read; None when there is none yet. Only the default path
+    (ROOT/baseline.json, named or not) may be absent (the first run): another file named with
+    --baseline (the action's `baseline:` input) that is not there is a typo, exit 2."""
+    path = baseline_path(root, given)
+    if path.exists() or path.is_symlink():
+        return path
+    if Path(os.path.normpath(path)) == Path(os.path.normpath(baseline_path(root))):
+        return None
+    raise UserError("baseline file not found (only the default baseline.json may be absent, "
+                    "before the first baseline is recorded)", path=path, field="--baseline")
+
+
 def recorded_walls(root: Path, given: str | None, task_ids) -> dict[str, float | None]:
     """task id -> the baseline's avg_wall_seconds (None: not recorded); no baseline file = none
     recorded. What shard planning balances on."""
-    path = baseline_path(root, given)
-    entries = load_baseline(path).entries if path.exists() else {}
+    path = existing_baseline(root, given)
+    entries = load_baseline(path).entries if path is not None else {}
     return {t: entries[t].avg_wall_seconds for t in task_ids if t in entries}
 
 

@@ -42,7 +42,7 @@ class CalibrationWarning:
             INCONSISTENT: "observed rate swings on both sides of expected",
         }[self.direction]
         return (f"{self.task}: {what}: observed {seen} in the last {len(self.observed)} "
-                f"baseline snapshots vs expected {float(self.expected):.2f} "
+                f"baseline observations vs expected {float(self.expected):.2f} "
                 f"(more than {float(TOLERANCE):.2f} off each time)")
 
     def to_json(self) -> dict:

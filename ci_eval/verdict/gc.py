@@ -199,7 +199,7 @@ def _evaluate(task: str, created: dt.date | None, points: list[TaskRecord | None
         lacks.append("no created date in metadata.json")
     elif not is_old:
         lacks.append(f"age: created {created.isoformat()}, {age} old; needs more than "
-                     f"{MIN_AGE_MONTHS} (old enough from {eligible_from(created).isoformat()})")
+                     f"{MIN_AGE_MONTHS} months (old enough from {eligible_from(created).isoformat()})")
     bad = [(d, p) for d, p in zip(dates, points) if p is None or not p.passed_every_run]
     if bad:
         lacks.append("history: " + "; ".join(_describe_run(d, p) for d, p in bad))

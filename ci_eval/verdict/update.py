@@ -114,6 +114,11 @@ def update_baseline(root: Path, tasks: list[str], *, every: bool, results_dir: P
     if few:
         lines.append(f"note: {len(few)} task(s) recorded from fewer than {RECOMMENDED_RUNS} runs; "
                      "such baselines make the gate noisier (see docs/gate.md)")
+    accepted = counts.get("added", 0) + counts.get("updated", 0) + counts.get("unchanged", 0)
+    if agent and baseline.agent and agent != baseline.agent and not accepted:
+        # every task refused: another agent's observations do not go into this agent's baseline
+        entries = dict(baseline.entries)
+        lines.append(f"note: nothing accepted: the baseline stays {baseline.agent!r}'s")
     new_agent = agent or baseline.agent
     recorded_any = counts.get("added", 0) + counts.get("updated", 0) > 0
     harness, harness_note = recorded_harness(
@@ -128,13 +133,16 @@ def update_baseline(root: Path, tasks: list[str], *, every: bool, results_dir: P
     if changed and agent and baseline.agent and agent != baseline.agent:
         lines.append(f"note: the baseline's agent changes from {baseline.agent!r} to {agent!r}")
     tally = ", ".join(f"{n} {a}" for a, n in sorted(counts.items()))
+    # relative to the repo root: these lines go into the baseline PR's body, where the runner's
+    # absolute path means nothing
+    shown = path.relative_to(root) if path.is_relative_to(root) else path
     if changed:
         save_baseline(path, Baseline(agent=new_agent, entries=entries, harness=harness))
-        outcome = f"wrote {path}: {tally}"
+        outcome = f"wrote {shown}: {tally}"
     elif existed:
-        outcome = f"{path} unchanged: {tally}"
+        outcome = f"{shown} unchanged: {tally}"
     else:
-        outcome = f"{path} not written (no baseline yet, nothing recorded): {tally}"
+        outcome = f"{shown} not written (no baseline yet, nothing recorded): {tally}"
     return BaselineUpdate(tuple(lines), outcome, counts.get("refused", 0))
 
 

@@ -7,13 +7,20 @@ site-packages scan, no .pth file run at start. Either way cwd = workspace and th
 workspace (and this file's folder) is off sys.path, so files the agent wrote cannot shadow
 ci_eval or the checks' imports; the checks' own folder is put first, as `python checks.py` would.
 
-The verdict goes to VERDICT_FD (a pipe of the harness's) as one word once checks.py is done,
-then a line of JSON naming the test reports ci_eval.checks accepted (file name -> sha256):
-  pass   checks.py ended with exit 0 (or sys.exit(0), or ran to its end)
-  fail   exit 1, or an uncaught AssertionError (as pytest treats a bare assert)
-  crash  any other uncaught exception, or another exit code
-and the exit code says the same (0, 1, 3). A process that ends without writing it (os._exit from
-code under test, a kill) has no verdict, whatever its exit code. Reasons go to stderr as
+The verdict goes to VERDICT_FD (a pipe of the harness's) as one word once checks.py is done:
+  pass    checks.py exited 0: main(...) of ci_eval.checks, sys.exit(0), exit(), raise SystemExit
+  fail    exit 1, or an uncaught AssertionError (as pytest treats a bare assert)
+  crash   any other uncaught exception, or another exit code, after code the task does not ship
+          could have run (a subprocess was started, or workspace code ran in this process)
+  broken  the same, before any such code could have run: checks.py's own bug (a SyntaxError,
+          an import of a module that is not there)
+  none    checks.py ran to its end without exiting: it never said pass or fail (an empty file,
+          a forgotten main(...), a file that only prints). Never a pass.
+then (for the local harness) a line of JSON naming the test reports ci_eval.checks accepted
+(file name -> sha256), and the exit code says the same (0, 1, 3, 5, 4). A process that ends
+without writing it (os._exit from code under test, a kill) has no verdict, whatever its exit
+code. Who is to blame for broken and none is docs/isolation.md's "Whose fault is a broken run"
+(AgentCodeWatch below). Reasons go to stderr as
 `FAIL: ...` / `CRASH: Type: message (checks.py:LINE)`, without this wrapper's frames.
 Imports are kept to the bare minimum: this runs once per scored run.
 
@@ -31,6 +38,101 @@ import sys
 import types
 
 CRASH_EXIT = 3
+NO_VERDICT_EXIT = 4
+BROKEN_EXIT = 5
+WORDS = {0: b"pass", 1: b"fail", NO_VERDICT_EXIT: b"none", BROKEN_EXIT: b"broken"}
+SPAWN_EVENTS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn",
+                          "os.spawn", "os.fork", "os.forkpty", "pty.spawn", "os.startfile"})
+READ_EVENTS = frozenset({"open", "os.listdir", "os.scandir"})
+
+
+class AgentCodeWatch:
+    """Whether what the agent wrote could have steered checks.py yet: its code run, in this
+    process or a child, or its files read.
+
+    Trusted code lives under the harness's sys.path (the standard library, site-packages,
+    ci_eval) or in the task folder, and never in the workspace (cwd). An audit hook marks the
+    first subprocess, the first code object from elsewhere run by exec (every module import
+    execs its code), a library loaded from elsewhere, code compiled from a string anywhere
+    but trusted library code (checks.py's `exec(text)` may be running workspace text), and the
+    first open or listing of anything in the workspace (a crash on the agent's malformed
+    output is the agent's). At the end, a sys.path entry or a loaded module from elsewhere
+    marks it too. Every doubt counts as "could have": a crash is then the run's fail."""
+
+    def __init__(self, checks: str, sys_path: list[str]):
+        self.workspace = _prefixes([os.getcwd()])
+        self.library = _prefixes([p for p in sys_path if p and os.path.isabs(p)])
+        self.trusted_roots = self.library + _prefixes([os.path.dirname(checks)])
+        self.given_path = list(sys_path)
+        self.known: dict[str, bool] = {}  # path -> trusted: an import's events name it often
+        self.exposed = ""
+
+    def start(self) -> None:
+        sys.addaudithook(self._event)
+
+    def in_workspace(self, path: str) -> bool:
+        """By the path's text, made absolute against cwd (no system call: this runs on every
+        open while nothing is exposed)."""
+        full = os.path.abspath(path) + os.sep
+        return full.startswith(self.workspace)
+
+    def _under(self, path: str, roots: tuple[str, ...]) -> bool:
+        if not isinstance(path, str) or not os.path.isabs(path) or self.in_workspace(path):
+            return False
+        return (os.path.abspath(path) + os.sep).startswith(roots)
+
+    def trusted(self, path: str) -> bool:
+        found = self.known.get(path)
+        if found is None:
+            found = self.known[path] = self._under(path, self.trusted_roots)
+        return found
+
+    def _event(self, event: str, args: tuple) -> None:
+        if self.exposed:
+            return
+        if event in SPAWN_EVENTS:
+            self.exposed = f"{event} ran"
+        elif event == "exec":
+            name = getattr(args[0], "co_filename", "")
+            if name.startswith("<frozen "):
+                return
+            if name.startswith("<"):  # compiled from a string: trusted only from the library
+                caller = sys._getframe(1).f_code.co_filename
+                if not (caller.startswith("<frozen ") or self._under(caller, self.library)):
+                    self.exposed = f"code compiled from a string ran ({caller})"
+            elif not self.trusted(name):
+                self.exposed = f"{name} ran"
+        elif event == "ctypes.dlopen" and args and args[0] and not self.trusted(str(args[0])):
+            self.exposed = f"{args[0]} was loaded"
+        elif event in READ_EVENTS:
+            path = args[0] if args and args[0] is not None else "."
+            if isinstance(path, int):
+                return
+            if self.in_workspace(os.fsdecode(path)):
+                self.exposed = f"the workspace was read ({os.fsdecode(path)})"
+
+    def code_could_have_run(self) -> str:
+        """Why code the task does not ship could have run ("" when it could not)."""
+        if self.exposed:
+            return self.exposed
+        for entry in sys.path:
+            if entry not in self.given_path and not self.trusted(entry):
+                return f"sys.path holds {entry!r}"
+        for name, module in list(sys.modules.items()):
+            origin = getattr(getattr(module, "__spec__", None), "origin", None)
+            if isinstance(origin, str) and os.path.isabs(origin) and not self.trusted(origin):
+                return f"module {name} came from {origin}"
+        return ""
+
+
+def _prefixes(paths: list[str]) -> tuple[str, ...]:
+    """Each folder as given and resolved, ending in a separator: what a path under it starts
+    with (a folder reached through a link is matched either way)."""
+    found = []
+    for path in paths:
+        for form in (os.path.abspath(path), os.path.realpath(path)):
+            found.append(form.rstrip(os.sep) + os.sep)
+    return tuple(dict.fromkeys(found))
 
 
 def _where(exc: BaseException, checks: str) -> str:
@@ -62,7 +164,15 @@ def _site_builtins() -> None:
             setattr(builtins, name, _sitebuiltins.Quitter(name, "Ctrl-D (i.e. EOF)"))
 
 
-def run(checks: str) -> int:
+def run(checks: str, watch: AgentCodeWatch | None = None) -> int:
+    """checks.py's exit status (a *_EXIT for a crash, a broken checks.py, no verdict)."""
+    status = _run(checks)
+    if status == CRASH_EXIT and watch is not None and not watch.code_could_have_run():
+        return BROKEN_EXIT
+    return status
+
+
+def _run(checks: str) -> int:
     _site_builtins()
     sys.argv = [checks]
     sys.path.insert(0, os.path.dirname(checks))
@@ -90,7 +200,9 @@ def run(checks: str) -> int:
     except BaseException as exc:  # noqa: BLE001 - any other crash of checks.py
         print(f"CRASH: {_message(exc)}{_where(exc, checks)}", file=sys.stderr)
         return CRASH_EXIT
-    return 0
+    print("NO VERDICT: checks.py ran to its end without a verdict: end it with "
+          "ci_eval.checks.main(...) or sys.exit(0 or 1)", file=sys.stderr)
+    return NO_VERDICT_EXIT
 
 
 PR_SET_DUMPABLE = 4
@@ -125,10 +237,13 @@ def judge(verdict_fd: int, checks: str, *, name_reports: bool = False) -> int:
     word alone); the exit status."""
     _guard_process()
     os.set_inheritable(verdict_fd, False)  # the checks' own subprocesses never get it
-    status = run(os.path.abspath(checks))
+    checks = os.path.abspath(checks)
+    watch = AgentCodeWatch(checks, list(sys.path))
+    watch.start()
+    status = run(checks, watch)
     sys.stdout.flush()
     sys.stderr.flush()
-    word = {0: b"pass", 1: b"fail"}.get(status, b"crash")
+    word = WORDS.get(status, b"crash")
     os.write(verdict_fd, word + (b"\n" + _accepted_reports() if name_reports else b""))
     os.close(verdict_fd)
     return status

@@ -8,9 +8,13 @@ The outcome has a kind that code branches on (reasons are for people):
   TIMEOUT     the checks ran out of time
   INFRA       the harness could not run the checks at all (its sandbox failed to start, a
               requirement is missing): nothing of the agent's ran
+  TASK_ERROR  the task's checks.py is broken: it ran to its end without a verdict, or crashed
+              before any code the task does not ship could have run (checks_program.py)
 What happens while agent code is being judged is the agent's result: CRASH, NO_VERDICT and
 TIMEOUT are a fail of the run (`status`), never an infrastructure error to be retried and
-left out of the pass rate. `ci-eval verify` (trusted outputs) reports them as broken checks.
+left out of the pass rate. A TASK_ERROR is the task's bug, never the agent's: an error of the
+run, not retried (it would break again). `ci-eval verify` (trusted outputs) reports all of
+them as broken checks.
 
 The verdict comes on a pipe only the checks wrapper (checks_program.py) holds, the sandbox's own
 failure on another; test outcomes from the structured reports pytest wrote to checks_dir/reports
@@ -50,6 +54,7 @@ from ci_eval.run.sandbox.views import release_scratch
 from ci_eval.tasks.model import Task
 
 REASON_CAP = 1000
+WORDS = {code: word.decode() for code, word in checks_program.WORDS.items()}
 REPORTS = "reports"
 MAX_REPORTS = 100
 VERDICT_CAP = 64 * 1024  # the word and the accepted reports (checks_program.MAX_ACCEPTED)
@@ -62,6 +67,7 @@ class CheckKind(enum.Enum):
     NO_VERDICT = "no-verdict"
     TIMEOUT = "timeout"
     INFRA = "infra"
+    TASK_ERROR = "task-error"
 
 
 @dataclass(frozen=True)
@@ -78,7 +84,12 @@ class CheckOutcome:
         error (infrastructure)."""
         if self.kind is CheckKind.PASS:
             return "pass"
-        return "error" if self.kind is CheckKind.INFRA else "fail"
+        return "error" if self.judged_nothing else "fail"
+
+    @property
+    def judged_nothing(self) -> bool:
+        """The checks said nothing about the agent's work: the harness or the task broke."""
+        return self.kind in (CheckKind.INFRA, CheckKind.TASK_ERROR)
 
     @property
     def verdict(self) -> str | None:
@@ -298,7 +309,7 @@ def checks_outcome(task: Task, reports: Path, result: ProcessResult, verdict: st
     if result.timed_out:
         return outcome(CheckKind.TIMEOUT, f"checks timed out after {task.checks_timeout:g}s"
                        + (f": {reason}" if reason else ""))
-    expected = {0: "pass", 1: "fail"}.get(result.exit_code, "crash")
+    expected = WORDS.get(result.exit_code, "crash")
     if verdict != expected:
         how = (f"killed by signal {-result.exit_code}" if result.exit_code is not None
                and result.exit_code < 0 else f"exit {result.exit_code}")
@@ -308,6 +319,12 @@ def checks_outcome(task: Task, reports: Path, result: ProcessResult, verdict: st
         return outcome(CheckKind.PASS, reason or "checks passed")
     if verdict == "fail":
         return outcome(CheckKind.FAIL, reason or "checks failed (no reason given)")
+    if verdict == "none":
+        return outcome(CheckKind.TASK_ERROR, "task error: checks.py ran to its end without a "
+                       "verdict (end it with ci_eval.checks.main(...) or sys.exit(0 or 1))")
+    if verdict == "broken":
+        return outcome(CheckKind.TASK_ERROR, "task error: checks.py crashed before any code "
+                       "the task does not ship ran" + (f": {reason}" if reason else ""))
     return outcome(CheckKind.CRASH, f"checks crashed: {reason}" if reason else "checks crashed")
 
 

@@ -1,4 +1,4 @@
-"""The README's "Your first task in 10 minutes", run verbatim in a fresh git repo."""
+"""docs/first-task.md, "Your first task in 10 minutes", run verbatim in a fresh git repo."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+FIRST_TASK = Path(__file__).resolve().parents[1] / "docs" / "first-task.md"
 
 
 def first_task_script() -> str:
-    block = README.read_text().split("<!-- first-task:begin -->", 1)[1]
+    block = FIRST_TASK.read_text().split("<!-- first-task:begin -->", 1)[1]
     block = block.split("<!-- first-task:end -->", 1)[0]
     return block.split("```sh\n", 1)[1].rsplit("```", 1)[0]
 
