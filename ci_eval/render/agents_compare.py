@@ -91,9 +91,8 @@ def render_table(verdict: Verdict) -> str:
     from tabulate import tabulate
 
     other, this = names(verdict)
-    lines = [verdict_line(verdict, emoji=False), f"{this} against {other} "
-             f"(the gate's rule: {verdict.rules.describe()})", *totals(verdict),
-             *verdict.notes, ""]
+    rule = f"{this} against {other} (the gate's rule: {verdict.rules.describe()})"
+    lines = [verdict_line(verdict, emoji=False), rule, *totals(verdict), *verdict.notes, ""]
     if verdict.tasks:
         lines.append(tabulate([row(t) for t in verdict.tasks], headers=columns(other, this),
                               tablefmt="simple", disable_numparse=True))
@@ -111,9 +110,8 @@ def _md_cell(text: str) -> str:
 def render_markdown(verdict: Verdict) -> str:
     other, this = names(verdict)
     head = columns(code_span(other), code_span(this))
-    lines = [f"### {verdict_line(verdict, quote=code_span)}", "",
-             f"{code_span(this)} against {code_span(other)}: "
-             f"{_md_cell(verdict.rules.describe())}", ""]
+    rule = f"{code_span(this)} against {code_span(other)}: {_md_cell(verdict.rules.describe())}"
+    lines = [f"### {verdict_line(verdict, quote=code_span)}", "", rule, ""]
     lines += [f"- {_md_cell(line)}" for line in (*totals(verdict), *verdict.notes)]
     lines += ["", "| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for t in verdict.tasks:

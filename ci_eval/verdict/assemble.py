@@ -55,8 +55,7 @@ def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k
                               allow_mismatch=allow_agent_mismatch, results_path=results_dir)
     notes = (NO_BASELINE_NOTE,) if missing_baseline else ()
     if other is not None:
-        notes += (f"Against {other.baseline.agent or 'unnamed agent'!s} ({other.results_dir}): its "
-                  "runs are the baseline.",) + other.notes
+        notes += (f"The runs in {other.results_dir} are the baseline.", *other.notes)
     elif agent and baseline.agent and agent != baseline.agent:
         notes += (f"Agent mismatch (allowed): results from {agent!r}, baseline from "
                   f"{baseline.agent!r}.",)
