@@ -96,7 +96,7 @@ def test_init_names_what_the_existing_tasks_require(tmp_path, cli, make_task, va
 
 # The matchStrings of Renovate's built-in preset customManagers:githubActionsVersions
 # (renovatebot/renovate lib/config/presets/internal/custom-managers.ts), JS named groups as
-# Python's: what docs/agents.md tells a team to extend.
+# Python's: what docs/github.md tells a team to extend.
 RENOVATE_GITHUB_ACTIONS_VERSIONS = re.compile(
     r"# renovate: datasource=(?P<datasource>[a-zA-Z0-9-._]+?) depName=(?P<depName>[^\s]+?)"
     r"(?: (?:lookupName|packageName)=(?P<packageName>[^\s]+?))?"
