@@ -104,6 +104,8 @@ def test_markdown_quotes_the_agent_names(root):
     assert "``co`dex`` against `cl|aude`" in done.stdout
     rows = [line for line in done.stdout.splitlines() if line.startswith("| `task-001-a`")]
     assert len(rows) == 1 and rows[0].count(" | ") == 8
+    [header] = [line for line in done.stdout.splitlines() if line.startswith("| Task")]
+    assert "`cl\\|aude`" in header and header.count(" | ") == 8  # the pipe cannot split a cell
 
 
 def test_tasks_on_one_side_only(root):

@@ -109,14 +109,14 @@ def _md_cell(text: str) -> str:
 
 def render_markdown(verdict: Verdict) -> str:
     other, this = names(verdict)
-    head = columns(code_span(other), code_span(this))
+    head = columns(code_span(other, in_table=True), code_span(this, in_table=True))
     rule = f"{code_span(this)} against {code_span(other)}: {_md_cell(verdict.rules.describe())}"
     lines = [f"### {verdict_line(verdict, quote=code_span)}", "", rule, ""]
     lines += [f"- {_md_cell(line)}" for line in (*totals(verdict), *verdict.notes)]
     lines += ["", "| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for t in verdict.tasks:
         cells = row(t)
-        cells[0] = code_span(cells[0])
+        cells[0] = code_span(cells[0], in_table=True)
         cells[-1] = _md_cell(cells[-1])
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
