@@ -23,12 +23,16 @@ import time
 import venv
 from pathlib import Path
 
+from ci_eval.agents.installs import INSTALLS
+
 CACHE = Path(os.environ.get("CI_EVAL_TEST_CACHE", Path.home() / ".cache" / "ci-eval-tests"))
-NPM_PACKAGES = {"claude": "@anthropic-ai/claude-code@2.1.197", "codex": "@openai/codex@0.171.0",
-                "gemini": "@google/gemini-cli@0.61.0"}
+# The pins are ci_eval/agents/installs.py's (what init writes into a team's workflows): the
+# tests verify the versions teams are given. program: package spec
+NPM_PACKAGES = {i.program: i.spec for i in INSTALLS.values() if i.kind == "npm"}
 # program: (pip requirement, venv folder under CACHE)
-PIP_PACKAGES = {"aider": ("aider-chat==0.86.2", "venv-aider"),
-                "mini-swe-agent": ("mini-swe-agent==2.4.6", "venv-mini")}
+PIP_VENVS = {"aider": "venv-aider", "mini-swe-agent": "venv-mini"}
+PIP_PACKAGES = {i.program: (i.spec, PIP_VENVS[i.program])
+                for i in INSTALLS.values() if i.kind == "pip"}
 INSTALL_TIMEOUT = 1800
 
 

@@ -9,7 +9,7 @@ API's address from the job's environment (ANTHROPIC_BASE_URL, OPENAI_API_BASE); 
 mini-swe-agent from an `agents:` entry of ci-eval.yaml (`base_url:`, and the `model:` that
 mini-swe-agent needs), with a `pricing:` row where the tool reports no cost (codex, gemini).
 
-The installs go to ~/.cache/ci-eval-tests/init-agents/PRESET through the step's
+The installs go to ~/.cache/ci-eval-tests/init-agents/PRESET ($CI_EVAL_TEST_CACHE if set) through the step's
 CI_EVAL_AGENT_PREFIX and are reused while they hold the pinned version (the step's version
 check: under a second). A fresh machine installs them itself, from the registries, with npm's and
 pip's download caches under ~/.cache/ci-eval-tests/ (npm-cache, pip-cache) so that a changed pin
@@ -27,6 +27,7 @@ from pathlib import Path
 import act_helpers
 import fake_models
 import pytest
+import real_clis
 from act_helpers import REPOSITORY, commit_repo, job_results, pr_event, run_act
 from test_act_report import user_repo
 
@@ -34,7 +35,7 @@ from ci_eval.agents.installs import INSTALLS
 
 api = act_helpers.api  # the loopback GitHub fixture, shared by the act tests
 
-TEST_CACHE = Path.home() / ".cache" / "ci-eval-tests"
+TEST_CACHE = real_clis.CACHE  # ~/.cache/ci-eval-tests, or $CI_EVAL_TEST_CACHE
 CACHE = TEST_CACHE / "init-agents"
 NEEDS = {"npm": ("npm", "node"), "pip": ("python3",)}
 REGISTRY_ENV = ("NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",

@@ -8,6 +8,7 @@ would leave the same thing behind: no results-shard-2 artifact).
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 
@@ -21,6 +22,7 @@ from act_helpers import (
     run_act,
 )
 
+from ci_eval.agents.installs import INSTALLS
 from ci_eval.commands.init import ACTION_REF
 from ci_eval.render.compare import COMMENT_MARKER
 
@@ -115,7 +117,8 @@ def test_a_missing_key_ends_in_one_agent_setup_broken_comment(tmp_path, make_tas
     prefix = tmp_path / "agent-prefix"
     package = prefix / "lib" / "node_modules" / "@anthropic-ai" / "claude-code"
     package.mkdir(parents=True)
-    (package / "package.json").write_text('{"version": "2.1.197"}')
+    (package / "package.json").write_text(
+        json.dumps({"version": INSTALLS["claude-code"].version}))
     (prefix / "bin").mkdir()
     (prefix / "bin" / "claude").write_text("#!/bin/sh\necho 'stand-in: never started' >&2\nexit 1\n")
     (prefix / "bin" / "claude").chmod(0o755)

@@ -5,6 +5,7 @@ the next steps say what to set; the report job runs unless cancelled and gets th
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 import yaml
@@ -55,7 +56,7 @@ def test_the_written_workflows_install_the_cli_and_pass_its_secrets(written, age
             assert not installers and "goose has no npm or PyPI package" in text
             continue
         [installer] = installers
-        assert installer["env"] == {"PACKAGE": install.package, "VERSION": install.version,
+        assert installer["env"] == {"PACKAGE": install.package, "AGENT_VERSION": install.version,
                                     "PROGRAM": install.program}
         assert "$prefix/bin" in installer["run"] and "GITHUB_PATH" in installer["run"]
         uses_node = any("actions/setup-node@" in str(s.get("uses", "")) for s in before)
@@ -163,3 +164,32 @@ def test_init_help_lists_the_presets(cli, tmp_path):
     for name in OFFERED:
         assert name in text
     assert "Not offered: goose" in text and "--model" in text
+
+
+# The matchStrings of Renovate's built-in preset customManagers:githubActionsVersions
+# (renovatebot/renovate lib/config/presets/internal/custom-managers.ts), JS named groups as
+# Python's: what docs/github.md tells a team to extend.
+RENOVATE_GITHUB_ACTIONS_VERSIONS = re.compile(
+    r"# renovate: datasource=(?P<datasource>[a-zA-Z0-9-._]+?) depName=(?P<depName>[^\s]+?)"
+    r"(?: (?:lookupName|packageName)=(?P<packageName>[^\s]+?))?"
+    r"(?: versioning=(?P<versioning>[^\s]+?))?(?: extractVersion=(?P<extractVersion>[^\s]+?))?"
+    r"(?: registryUrl=(?P<registryUrl>[^\s]+?))?\s+[A-Za-z0-9_]+?_VERSION\s*:\s*[\"']?"
+    r"(?P<currentValue>.+?)[\"']?\s")
+
+
+@pytest.mark.parametrize("agent", sorted(a for a, i in INSTALLS.items() if i.kind))
+def test_the_pin_is_what_renovates_preset_finds_and_bumps(written, agent):
+    """A bot's bump is one changed line: Renovate's preset finds the package and its version,
+    and after its replacement of currentValue the step installs the new version."""
+    install = INSTALLS[agent]
+    root, _ = written(agent, *(("--model", MODEL) if agent == "mini-swe-agent" else ()))
+    path = root / ".github" / "workflows" / "eval.yml"
+    text = path.read_text()
+    [found] = list(RENOVATE_GITHUB_ACTIONS_VERSIONS.finditer(text))
+    assert (found["datasource"], found["depName"], found["currentValue"]) == \
+        ({"npm": "npm", "pip": "pypi"}[install.kind], install.package, install.version)
+    bumped = text[:found.start("currentValue")] + "99.0.0" + text[found.end("currentValue"):]
+    steps = yaml.safe_load(bumped)["jobs"]["shard"]["steps"]
+    [installer] = [s for s in steps if str(s.get("name", "")).startswith("Install ")]
+    assert installer["env"]["AGENT_VERSION"] == "99.0.0"
+    assert install.version not in bumped  # no stale copy left (the step name has none)

@@ -1,5 +1,5 @@
 """Presets on what the real CLIs printed (no processes): tests/fixtures/real_clis/ holds the
-stdout+stderr of Claude Code 2.1.197, codex-cli 0.171.0, gemini-cli 0.61.0 and aider 0.86.2,
+stdout+stderr of Claude Code 2.1.332 (its cut-stream case: 2.1.197), codex-cli 0.171.0, gemini-cli 0.61.0 and aider 0.86.2,
 each run against tests/fake_models in one of its modes (the file name says which), with the exit
 code it gave. Each case is one of issue #20's findings on the real tools."""
 
@@ -27,12 +27,18 @@ def usage(report) -> tuple:
 # output, tokens) or None to skip that check
 CASES = {
     # item 4: after a cut stream Claude retried without streaming; `usage` is all zeros
+    # (2.1.197: kept, as the reading of modelUsage stays for teams on older pins)
     ("claude-code", "claude-2.1.197-cut-stream", 0): (None, (2000, 400, 200, 100, 2100)),
+    # 2.1.332 falls back the same way, and its result `usage` now counts every answer
+    ("claude-code", "claude-2.1.332-cut-stream", 0): (None, (2000, 400, 200, 100, 2100)),
     # a 429 Claude retried past
-    ("claude-code", "claude-2.1.197-transient-429", 0): (None, (2000, 400, 200, 100, 2100)),
+    ("claude-code", "claude-2.1.332-transient-429", 0): (None, (2000, 400, 200, 100, 2100)),
     # item 3: a misspelled model is a setup error, not a fail
-    ("claude-code", "claude-2.1.197-404", 1): ("setup", None),
-    ("claude-code", "claude-2.1.197-401", 1): ("auth", None),
+    ("claude-code", "claude-2.1.332-404", 1): ("setup", None),
+    ("claude-code", "claude-2.1.332-401", 1): ("auth", None),
+    # 2.1.332: a lost connection is an assistant message with "api_error":"connection_failed"
+    # and no HTTP status
+    ("claude-code", "claude-2.1.332-cut", 1): ("network", None),
     # item 1: a gateway answering 503 to the WebSocket upgrade; codex fell back to HTTP and
     # completed. item 8: cache writes read.
     ("codex", "codex-0.171.0-websocket-503", 0): (None, (2000, 400, 200, 100, 2100)),
@@ -69,8 +75,13 @@ def test_claude_cut_stream_reads_model_usage_and_says_so():
     assert "tokens from modelUsage" in report.note
 
 
+def test_claude_2_1_332_cut_stream_reads_usage_itself():
+    report = parse("claude-code", "claude-2.1.332-cut-stream", 0)
+    assert (report.cost_usd, report.cost_source, report.note) == (0.00657, "agent", "")
+
+
 def test_claude_404_reason_names_the_model_problem():
-    report = parse("claude-code", "claude-2.1.197-404", 1)
+    report = parse("claude-code", "claude-2.1.332-404", 1)
     assert report.infra_error.reason.startswith("model not found (HTTP 404): There's an issue with "
                                                 "the selected model")
     assert report.outcome["api_error_status"] == 404
@@ -79,7 +90,7 @@ def test_claude_404_reason_names_the_model_problem():
 def test_claude_killed_mid_run_records_output_as_unknown():
     """Item 5: no result object (killed at the timeout): one assistant message's input counts
     are right, its output count (1) is message_start's placeholder: output and total unknown."""
-    report = parse("claude-code", "claude-2.1.197-killed", None)
+    report = parse("claude-code", "claude-2.1.332-killed", None)
     assert usage(report) == (1000, 200, 100, None, None)
     assert "output tokens and cost unknown" in report.note and report.cost_usd is None
 

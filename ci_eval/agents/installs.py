@@ -38,7 +38,7 @@ class Install:
 
 
 INSTALLS: dict[str, Install] = {i.preset: i for i in (
-    Install("claude-code", "npm", "@anthropic-ai/claude-code", "2.1.197", "claude",
+    Install("claude-code", "npm", "@anthropic-ai/claude-code", "2.1.332", "claude",
             ("ANTHROPIC_API_KEY",),
             login="a Claude subscription instead of an API key: run `claude setup-token` and "
             "store its token as the secret CLAUDE_CODE_OAUTH_TOKEN (add it to the env: of the "

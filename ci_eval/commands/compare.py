@@ -29,7 +29,9 @@ def add_parser(subparsers) -> None:
         "drops MORE than 0.30 below its baseline (exact fractions). Exit 1 when a gated task "
         "regressed, is inconclusive or has a changed prompt, or when every run failed the same "
         "way (agent setup broken); 0 otherwise; 2 on bad input. Without a baseline file every "
-        "task is new (exit 0). TASK... compares only those tasks.",
+        "task is new (exit 0). TASK... compares only those tasks. With --against DIR, "
+        "another agent's results on the same tasks take the baseline's place: both side by "
+        "side, judged by the same rules (docs/compare-agents.md).",
     )
     add_root_argument(parser)
     add_tasks_argument(parser)
@@ -42,6 +44,9 @@ def add_parser(subparsers) -> None:
     add_requested_runs_argument(parser)
     add_agent_mismatch_argument(parser)
     add_footer_commit_argument(parser)
+    parser.add_argument("--against", metavar="DIR",
+                        help="another agent's results folder (relative to --root), compared "
+                        "in the baseline's place: is --results' agent worse on any task?")
     parser.set_defaults(handler=run)
 
 
@@ -58,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
     from ci_eval.verdict.assemble import build_verdict
 
     root = Path(args.root)
+    if args.against is not None:
+        return _against(args, root)
     verdict = build_verdict(root, root / args.results, args.baseline, k=args.k,
                             allow_agent_mismatch=args.allow_agent_mismatch,
                             selected=args.tasks or None, rules=load_config(root).gate,
@@ -66,6 +73,32 @@ def run(args: argparse.Namespace) -> int:
     ctx = context.parse(os.environ, {})
     commit = context.footer_commit(args.commit, ctx.sha, root)
     emit(render(verdict, args.format, commit=commit), args.output)
+    if args.output:
+        print(verdict_line(verdict, emoji=False), file=sys.stderr)
+    return verdict.exit_code
+
+
+def _against(args: argparse.Namespace, root) -> int:
+    import sys
+
+    from ci_eval.agents.config_file import load_config
+    from ci_eval.errors import UserError
+    from ci_eval.output import emit
+    from ci_eval.render.agents_compare import FORMATS as AGAINST_FORMATS
+    from ci_eval.render.agents_compare import render
+    from ci_eval.render.compare import verdict_line
+    from ci_eval.verdict.assemble import build_verdict
+
+    if args.baseline is not None:
+        raise UserError("--against takes the baseline's place: give one of them",
+                        field="--baseline")
+    if args.format not in AGAINST_FORMATS:
+        raise UserError(f"expected one of {', '.join(AGAINST_FORMATS)} with --against, "
+                        f"got {args.format!r}", field="--format")
+    verdict = build_verdict(root, root / args.results, None, k=args.k,
+                            selected=args.tasks or None, rules=load_config(root).gate,
+                            against_dir=root / args.against)
+    emit(render(verdict, args.format), args.output)
     if args.output:
         print(verdict_line(verdict, emoji=False), file=sys.stderr)
     return verdict.exit_code

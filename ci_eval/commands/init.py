@@ -97,12 +97,13 @@ _INSTALLED_VERSION = {
     "pip": '"$prefix/venv/bin/python" -c "import importlib.metadata as m, sys; '
            'print(m.version(sys.argv[1]))" "$PACKAGE" 2>/dev/null',
 }
+_DATASOURCE = {"npm": "npm", "pip": "pypi"}  # Renovate's names of the registries
 _INSTALL_COMMANDS = {
     "npm": ['npm install --global --prefix "$prefix" --no-fund --no-audit --loglevel=error \\',
-            '  "$PACKAGE@$VERSION"'],
+            '  "$PACKAGE@$AGENT_VERSION"'],
     "pip": ['python3 -m venv "$prefix/venv"',
             '"$prefix/venv/bin/python" -m pip install --quiet --disable-pip-version-check \\',
-            '  "$PACKAGE==$VERSION"',
+            '  "$PACKAGE==$AGENT_VERSION"',
             'mkdir -p "$prefix/bin"',
             'ln -sf "$prefix/venv/bin/$PROGRAM" "$prefix/bin/$PROGRAM"'],
 }
@@ -119,14 +120,19 @@ def agent_install_block(install) -> str:
     if install.kind == "npm":
         steps += [f"      - uses: {SETUP_NODE}", "        with:",
                   f'          node-version: "{installs.NODE_VERSION}"']
-    steps += [f"      - name: Install {install.program} ({install.spec})",
+    # The pin in Renovate's `# renovate:` + `*_VERSION:` convention (its preset
+    # customManagers:githubActionsVersions reads it), so a bot's bump PR changes this one line.
+    steps += [f"      - name: Install {install.program} ({install.package})",
               "        shell: bash", "        env:",
-              f'          PACKAGE: "{install.package}"', f'          VERSION: "{install.version}"',
+              f'          PACKAGE: "{install.package}"',
+              f"          # renovate: datasource={_DATASOURCE[install.kind]} "
+              f"depName={install.package}",
+              f'          AGENT_VERSION: "{install.version}"',
               f"          PROGRAM: {install.program}",
               "        run: |", "          set -euo pipefail",
               "          # CI_EVAL_AGENT_PREFIX: a folder kept between runs (self-hosted runners)",
               '          prefix="${CI_EVAL_AGENT_PREFIX:-$RUNNER_TEMP/ci-eval-agent}"',
-              f'          if [ "$({_INSTALLED_VERSION[install.kind]})" != "$VERSION" ]; then']
+              f'          if [ "$({_INSTALLED_VERSION[install.kind]})" != "$AGENT_VERSION" ]; then']
     steps += [f"            {line}" for line in _INSTALL_COMMANDS[install.kind]]
     steps += ["          fi", '          echo "$prefix/bin" >> "$GITHUB_PATH"']
     return "\n".join(steps) + "\n"

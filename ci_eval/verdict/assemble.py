@@ -13,6 +13,7 @@ from ci_eval.results import control_arm, stream
 from ci_eval.results.notices import label_notices
 from ci_eval.results.summary import summarize_results, typical_k
 from ci_eval.tasks.load import load_tasks
+from ci_eval.verdict import against as against_results
 from ci_eval.verdict import calibration, control, gate, model
 from ci_eval.verdict.baseline import Baseline, existing_baseline, load_baseline
 from ci_eval.verdict.harness_changes import changes_note
@@ -25,7 +26,8 @@ NO_BASELINE_NOTE = ("No baseline yet: every task is new. Record one from 40 runs
 def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k: int | None = None,
                   allow_agent_mismatch: bool = False, selected: list[str] | None = None,
                   rules: GateRules = DEFAULT_RULES, allow_empty: bool = False,
-                  harness_of: Callable[[str], Mapping[str, str] | None] | None = None):
+                  harness_of: Callable[[str], Mapping[str, str] | None] | None = None,
+                  against_dir: Path | None = None):
     """Load results, baseline.json and tasks/ and compare them: the gate's Verdict (what
     `ci-eval compare` prints and the action's report mode publishes). A missing baseline file
     makes every task new (a repo's first PR gets a report); `selected` compares those tasks
@@ -33,12 +35,21 @@ def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k
     rows, no diff held. `rules`: ci-eval.yaml's gate section (agents.config_file.Config.gate).
     `allow_empty`: a folder with no results compares as no results (the report of a run whose
     every planned shard is missing). `harness_of(agent)`: the repo's harness of that agent now
-    ({file: digest}, or None), to name what changed in it since the baseline (a note)."""
+    ({file: digest}, or None), to name what changed in it since the baseline (a note).
+    `against_dir`: another agent's results on the same tasks take the baseline's place
+    (verdict/against.py); the verdict then has `.against`."""
     loaded = stream.load_runs(results_dir) if allow_empty else stream.require_runs(results_dir)
-    path = existing_baseline(root, baseline_file)
-    missing_baseline = path is None
-    baseline = Baseline() if path is None else load_baseline(path)
     tasks = load_tasks(root, selected)
+    other = None
+    if against_dir is not None:
+        other = against_results.load_against(
+            against_dir, {t.id: t.prompt_hash if t.prompt_path.is_file() else None for t in tasks},
+            k=k, selected={t.id for t in tasks} if selected else None)
+        baseline, missing_baseline, allow_agent_mismatch = other.baseline, False, True
+    else:
+        path = existing_baseline(root, baseline_file)
+        missing_baseline = path is None
+        baseline = Baseline() if path is None else load_baseline(path)
     if selected:
         chosen = {t.id for t in tasks}
         loaded = {task: runs for task, runs in loaded.items() if task in chosen}
@@ -48,7 +59,9 @@ def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k
     agent = gate.check_agents(baseline.agent, stream.agent_of(loaded),
                               allow_mismatch=allow_agent_mismatch, results_path=results_dir)
     notes = (NO_BASELINE_NOTE,) if missing_baseline else ()
-    if agent and baseline.agent and agent != baseline.agent:
+    if other is not None:
+        notes += (f"The runs in {other.results_dir} are the baseline.", *other.notes)
+    elif agent and baseline.agent and agent != baseline.agent:
         notes += (f"Agent mismatch (allowed): results from {agent!r}, baseline from "
                   f"{baseline.agent!r}.",)
     harness_note = changes_note(baseline.harness,
@@ -71,7 +84,7 @@ def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k
         calibration.expected_rates(tasks),
         {task: [(s.recorded, s.passes, s.runs) for s in entry.history]
          for task, entry in baseline.entries.items()},
-    )
+    ) if other is None else ()  # calibration reads a recorded baseline's history
     outcomes = (outcome for runs in loaded.values() for outcome in runs.outcomes())
     verdict = gate.compare(baseline, states, task_results, k=shown_k, agent=agent,
                            calibration=tuple(warnings), notes=notes,
@@ -84,4 +97,5 @@ def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k
     tokens = [s.total_tokens for s in summaries.values() if s.total_tokens is not None]
     costs = [s.total_cost_usd for s in summaries.values() if s.total_cost_usd is not None]
     return dataclasses.replace(verdict, total_tokens=sum(tokens) if tokens else None,
-                               total_cost_usd=math.fsum(costs) if costs else None)
+                               total_cost_usd=math.fsum(costs) if costs else None,
+                               against=other)

@@ -130,6 +130,7 @@ class Verdict:
     total_tokens: int | None = None  # of every run compared (None: no run reported any)
     total_cost_usd: float | None = None
     rules: GateRules = DEFAULT_RULES
+    against: object = None  # verdict/against.Against: `compare --against`'s other agent
 
     @property
     def failed(self) -> tuple[TaskVerdict, ...]:
