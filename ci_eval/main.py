@@ -34,6 +34,7 @@ COMMANDS = [
     ("init", "ci_eval.commands.init"),
     ("new-task", "ci_eval.commands.new_task"),
     ("import", "ci_eval.commands.import_tasks"),
+    ("generate", "ci_eval.commands.generate"),
     ("validate", "ci_eval.commands.validate"),
     ("verify", "ci_eval.commands.verify"),
     ("list", "ci_eval.commands.list_tasks"),
@@ -56,7 +57,7 @@ COMMANDS = [
     ("propose-archive", "ci_eval.commands.propose_archive"),
 ]
 # Commands that run an agent or a task's checks: they need the Linux sandbox (namespaces).
-SANDBOXED = ("run", "verify", "grade", "calibrate")
+SANDBOXED = ("run", "verify", "grade", "calibrate", "generate")
 LINUX_ONLY = ("ci-eval {what} needs Linux: agents and checks run in a sandbox made of Linux "
               "namespaces (this is {platform}); use a Linux machine, a Linux container, WSL 2 or "
               "a Linux CI runner (runs-on: ubuntu-latest)")
