@@ -65,19 +65,14 @@ def run(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from ci_eval.errors import EXIT_OK, UserError
+    from ci_eval.errors import EXIT_OK
     from ci_eval.generate import decide, mining
     from ci_eval.render.generated import summary_text
     from ci_eval.run.sandbox import isolation
-    from ci_eval.tasks.model import tasks_dir
     from ci_eval.verdict.gc import parse_day
 
     root = Path(args.root)
     into = Path(args.into)
-    if into.resolve() in (root.resolve(), tasks_dir(root).resolve()) or \
-            into.resolve().parent == tasks_dir(root).resolve():
-        raise UserError("candidates are for review: give a folder other than the suite's own "
-                        "(e.g. generated/)", path=into, field="--into")
     options = mining.Options(
         repo=Path(args.from_history or args.mutations), into=into, root=root, jobs=args.jobs,
         limit=args.limit, since=args.since, rev=args.rev, timeout=args.timeout,

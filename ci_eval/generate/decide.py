@@ -60,7 +60,7 @@ def is_source_path(path: str) -> bool:
 
 def patch_size(patch: str) -> tuple[int, int]:
     """(files, lines added + removed) of a unified diff."""
-    files = len(re.findall(r"^diff --git ", patch, re.M))
+    files = len(re.findall(r"^diff --git ", patch, re.MULTILINE))
     lines = sum(1 for line in patch.splitlines()
                 if line.startswith(("+", "-")) and not line.startswith(("+++", "---")))
     return files, lines

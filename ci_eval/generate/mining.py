@@ -16,6 +16,7 @@ from ci_eval.generate.probe import Prober
 from ci_eval.generate.session import Session, Summary, state_dir
 from ci_eval.output import ensure_dir
 from ci_eval.run.sandbox.isolation import Isolation
+from ci_eval.tasks.model import tasks_dir
 
 
 @dataclass
@@ -39,8 +40,7 @@ def _context(options: Options, isolation: Isolation) -> Context:
         raise UserError("no such repository (expected a git repository folder or bundle)",
                         path=repo, field="REPO")
     options.into = Path(options.into).absolute()  # the checks run elsewhere: no relative path
-    into = ensure_dir(options.into, field="--into")
-    state = ensure_dir(state_dir(into))
+    state = ensure_dir(state_dir(ensure_dir(options.into, field="--into")))
     work = state / "work"
     shutil.rmtree(work, ignore_errors=True)  # what a killed run left half-made
     work.mkdir()
@@ -58,45 +58,55 @@ def _context(options: Options, isolation: Isolation) -> Context:
                    timeout=options.timeout)
 
 
-def from_history(options: Options, isolation: Isolation, stream=None) -> Summary:
-    ctx = _context(options, isolation)
+def _mine(options: Options, isolation: Isolation, mode: str, plan, stream) -> Summary:
+    """plan(ctx) -> (keys, mine). On bad input a DIR this invocation made is removed again:
+    nothing half-written."""
+    into = Path(options.into).resolve()
+    if options.root is not None and (into in (Path(options.root).resolve(), tasks_dir(
+            options.root).resolve()) or into.parent == tasks_dir(options.root).resolve()):
+        raise UserError("candidates are for review: give a folder other than the suite's own "
+                        "(e.g. generated/)", path=options.into, field="--into")
+    fresh = not into.exists()
+    ctx = None
     try:
+        ctx = _context(options, isolation)
         try:
-            found = history.scan(ctx, options.rev, options.since, options.limit)
+            keys, mine = plan(ctx)
         except gitsource.GitSourceError as exc:
             raise UserError(str(exc), path=options.repo, field="--rev") from None
-        by_key = {commit.sha: commit for commit in found}
-        session = Session(options.into, Summary(ctx.repo_name, "history"), jobs=options.jobs,
+        session = Session(options.into, Summary(ctx.repo_name, mode), jobs=options.jobs,
                           root=options.root, stream=stream)
-        return session.run(list(by_key), lambda key: history.mine_commit(ctx, by_key[key]))
+        return session.run(keys, mine)
+    except UserError:
+        if fresh:
+            shutil.rmtree(options.into, ignore_errors=True)
+        raise
     finally:
-        shutil.rmtree(ctx.work, ignore_errors=True)
+        if ctx is not None:
+            shutil.rmtree(ctx.work, ignore_errors=True)
+
+
+def from_history(options: Options, isolation: Isolation, stream=None) -> Summary:
+    def plan(ctx: Context):
+        found = {c.sha: c for c in history.scan(ctx, options.rev, options.since, options.limit)}
+        return list(found), lambda key: history.mine_commit(ctx, found[key])
+
+    return _mine(options, isolation, "history", plan, stream)
 
 
 def from_commit(options: Options, isolation: Isolation, rev: str, stream=None) -> Summary:
-    ctx = _context(options, isolation)
-    try:
-        try:
-            commit = history.one(ctx, rev)
-        except gitsource.GitSourceError as exc:
-            raise UserError(str(exc), path=options.repo, field="--from-commit") from None
-        session = Session(options.into, Summary(ctx.repo_name, "history"), jobs=1,
-                          root=options.root, stream=stream)
-        return session.run([commit.sha], lambda key: history.mine_commit(ctx, commit))
-    finally:
-        shutil.rmtree(ctx.work, ignore_errors=True)
+    """One commit (`ci-eval new-task --from-commit`)."""
+    def plan(ctx: Context):
+        commit = history.one(ctx, rev)
+        return [commit.sha], lambda key: history.mine_commit(ctx, commit)
+
+    return _mine(options, isolation, "history", plan, stream)
 
 
 def from_mutations(options: Options, isolation: Isolation, stream=None) -> Summary:
-    ctx = _context(options, isolation)
-    try:
-        try:
-            head = gitsource.resolve(ctx.bare, options.rev or "refs/mined/HEAD")
-        except gitsource.GitSourceError as exc:
-            raise UserError(str(exc), path=options.repo, field="--rev") from None
-        plan = mutations.plan(ctx, head, options.limit)
-        session = Session(options.into, Summary(ctx.repo_name, "mutations"), jobs=options.jobs,
-                          root=options.root, stream=stream)
-        return session.run(plan.keys(), plan.mine)
-    finally:
-        shutil.rmtree(ctx.work, ignore_errors=True)
+    def plan(ctx: Context):
+        head = gitsource.resolve(ctx.bare, options.rev or "refs/mined/HEAD")
+        planned = mutations.plan(ctx, head, options.limit)
+        return planned.keys(), planned.mine
+
+    return _mine(options, isolation, "mutations", plan, stream)

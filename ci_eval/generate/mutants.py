@@ -150,15 +150,16 @@ def _expression_mutants(func: ast.AST, text: _Text) -> list[tuple[str, int, str,
         new = copy.deepcopy(node)
         if isinstance(node, (ast.BinOp, ast.BoolOp)) and type(node.op) in _FLIP:
             new.op = _FLIP[type(node.op)]()
-            found.append(("flip-operator", node, new, f"{type(node.op).__name__} -> "
-                          f"{type(new.op).__name__}"))
+            found.append(("flip-operator", node, new,
+                          f"{type(node.op).__name__} -> {type(new.op).__name__}"))
         elif isinstance(node, ast.Compare):
             for at, op in enumerate(node.ops):
                 if type(op) in _FLIP:
                     changed = copy.deepcopy(node)
                     changed.ops[at] = _FLIP[type(op)]()
-                    found.append(("flip-operator", node, changed, f"{type(op).__name__} -> "
-                                  f"{type(changed.ops[at]).__name__}"))
+                    flipped = type(changed.ops[at]).__name__
+                    found.append(("flip-operator", node, changed,
+                                  f"{type(op).__name__} -> {flipped}"))
         elif isinstance(node, ast.Constant) and isinstance(node.value, bool):
             new.value = not node.value
             found.append(("change-constant", node, new, f"{node.value} -> {new.value}"))

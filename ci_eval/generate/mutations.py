@@ -111,7 +111,7 @@ class Plan:
             other = self.planned[key]
             if key == planned.key or any(p.outcomes is None for p in probes):
                 continue
-            broken = [set(t for t, o in p.outcomes.items() if o in decide.RED and t in gated_set)
+            broken = [{t for t, o in p.outcomes.items() if o in decide.RED and t in gated_set}
                       | {t for t in gated_set if t not in p.outcomes} for p in probes]
             if all(broken) and len(found) < MAX_NEGATIVES:
                 name = f"{other.mutant.operator}-line{other.mutant.line}-{key[2:8]}.patch"

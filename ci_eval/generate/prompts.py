@@ -63,9 +63,9 @@ def prompt(failing: list[str], summary: str, sources: dict[str, str]) -> str:
         if len(failing) > 6:
             more.append(f"- and {len(failing) - 6} more")
         parts += ["", "These fail as well:", *more]
-    parts += ["", "Find the cause in the project's code and fix it there. The tests describe "
-              "the intended behaviour: leave them as they are. The project's other tests must "
-              "keep passing."]
+    parts += ["", ("Find the cause in the project's code and fix it there. The tests describe "
+                   "the intended behaviour: leave them as they are. The project's other tests "
+                   "must keep passing.")]
     return "\n".join(parts) + "\n"
 
 
