@@ -33,6 +33,7 @@ from ci_eval.checks import failed, main, passed, run_pytest, task_dir
 SETTINGS = json.loads((task_dir() / "probe.json").read_text(encoding="utf-8"))
 # absolute: pytest reads a relative pythonpath from the ini file's folder (/dev for -c /dev/null)
 PATHS = [f"-opythonpath={' '.join(os.path.abspath(p) for p in SETTINGS['pythonpath'])}"]
+os.environ["COLUMNS"] = "300"  # pytest cuts its summary lines to the terminal's width
 
 
 def suite():

@@ -43,13 +43,14 @@ class Summary:
     rejected: list[dict] = field(default_factory=list)
     resumed: int = 0
     seconds: float = 0.0
+    new_tasks: int = 0  # kept by this invocation (the pace counts only these)
 
     def to_json(self) -> dict:
         reasons = collections.Counter(r["reason"] for r in self.rejected)
         return {"repo": self.repo, "mode": self.mode, "scanned": self.scanned,
                 "candidates": self.candidates, "valid_tasks": len(self.kept),
                 "resumed": self.resumed, "seconds": round(self.seconds, 1),
-                "tasks_per_minute": round(len(self.kept) / (self.seconds / 60), 2)
+                "tasks_per_minute": round(self.new_tasks / (self.seconds / 60), 2)
                 if self.seconds else 0.0,
                 "rejected": dict(sorted(reasons.items())), "tasks": self.kept,
                 "rejections": self.rejected}
@@ -125,6 +126,7 @@ class Session:
                 for future in as_completed(futures):
                     entry = self._place(future.result())
                     self._count(entry)
+                    summary.new_tasks += not entry["reason"]
                     done += 1
                     self._progress(done, len(todo), time.monotonic() - started, entry)
             except BaseException:
