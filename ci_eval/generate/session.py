@@ -103,6 +103,10 @@ class Session:
         self.into, self.summary, self.jobs, self.root = Path(into), summary, jobs, root
         self.stream = stream or sys.stderr
         self.journal = read_journal(self.into)
+        path = state_dir(self.into) / JOURNAL
+        if path.is_file() and path.stat().st_size and not path.read_bytes().endswith(b"\n"):
+            with open(path, "a", encoding="utf-8") as out:
+                out.write("\n")  # end the line a kill cut short: the next one starts clean
         self.placed = placed_tasks(self.into)
         self.seen = {e["duplicate_key"]: e["key"] for e in self.journal.values()
                      if e.get("duplicate_key") and not e.get("reason")}
@@ -120,19 +124,18 @@ class Session:
             else:
                 todo.append(key)
         done = 0
-        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+        pool = ThreadPoolExecutor(max_workers=self.jobs)
+        try:
             futures = {pool.submit(_guarded, mine, key): key for key in todo}
-            try:
-                for future in as_completed(futures):
-                    entry = self._place(future.result())
-                    self._count(entry)
-                    summary.new_tasks += not entry["reason"]
-                    done += 1
-                    self._progress(done, len(todo), time.monotonic() - started, entry)
-            except BaseException:
-                for future in futures:
-                    future.cancel()
-                raise
+            for future in as_completed(futures):
+                entry = self._place(future.result())
+                self._count(entry)
+                summary.new_tasks += not entry["reason"]
+                done += 1
+                self._progress(done, len(todo), time.monotonic() - started, entry)
+        finally:
+            # Ctrl-C: nothing new starts; the candidates running end with their suites
+            pool.shutdown(wait=False, cancel_futures=True)
         summary.seconds = time.monotonic() - started
         return summary
 
