@@ -173,3 +173,13 @@ def test_new_task_from_commit_makes_one_candidate_and_says_why_not(tmp_path, cli
     assert [t["key"] for t in summary["tasks"]] == [shas["fix-mean"]]
     assert (tmp_path / "generated" / "tasks" / summary["tasks"][0]["task"]).is_dir()
     assert list((tmp_path / "tasks").iterdir()) == []
+
+
+def test_new_task_from_a_commit_that_does_not_exist_is_bad_input(tmp_path, cli, assert_bad_input):
+    tiny_repo(tmp_path / "repo")
+    (tmp_path / "tasks").mkdir()
+    done = cli("new-task", "--from-commit", "0123abc", "--repo", "repo", cwd=tmp_path)
+    assert_bad_input(done, "--from-commit")
+    assert not (tmp_path / "generated").exists()
+    both = cli("new-task", "x", "--from-commit", "0123abc", cwd=tmp_path)
+    assert_bad_input(both, "--from-commit")

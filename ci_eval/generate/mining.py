@@ -58,7 +58,8 @@ def _context(options: Options, isolation: Isolation) -> Context:
                    timeout=options.timeout)
 
 
-def _mine(options: Options, isolation: Isolation, mode: str, plan, stream) -> Summary:
+def _mine(options: Options, isolation: Isolation, mode: str, plan, stream,
+          rev_field: str = "--rev") -> Summary:
     """plan(ctx) -> (keys, mine). On bad input a DIR this invocation made is removed again:
     nothing half-written."""
     into = Path(options.into).resolve()
@@ -73,7 +74,7 @@ def _mine(options: Options, isolation: Isolation, mode: str, plan, stream) -> Su
         try:
             keys, mine = plan(ctx)
         except gitsource.GitSourceError as exc:
-            raise UserError(str(exc), path=options.repo, field="--rev") from None
+            raise UserError(str(exc), path=options.repo, field=rev_field) from None
         session = Session(options.into, Summary(ctx.repo_name, mode), jobs=options.jobs,
                           root=options.root, stream=stream)
         return session.run(keys, mine)
@@ -100,7 +101,7 @@ def from_commit(options: Options, isolation: Isolation, rev: str, stream=None) -
         commit = history.one(ctx, rev)
         return [commit.sha], lambda key: history.mine_commit(ctx, commit)
 
-    return _mine(options, isolation, "history", plan, stream)
+    return _mine(options, isolation, "history", plan, stream, rev_field="--from-commit")
 
 
 def from_mutations(options: Options, isolation: Isolation, stream=None) -> Summary:
