@@ -19,6 +19,7 @@ from ci_eval.generate.probe import Probe
 from ci_eval.run.workspace.build import special_files
 
 MAX_NEGATIVES = 3
+PER_TURN = 2  # mutants of a function taken at once: each has a sibling to be its negative
 
 
 @dataclass
@@ -122,8 +123,8 @@ class Plan:
 
 def plan(ctx: Context, head: str, limit: int | None) -> Plan:
     """The mutants to try at commit `head`: for each function the tests reach, the first
-    mutant of each operator, taken function by function in turns so that --limit N spreads
-    over many functions."""
+    mutant of each operator, taken function by function in turns of two (so that --limit N
+    spreads over many functions, and each mutant has a sibling that can be its negative)."""
     tree = ctx.work / "head"
     gitsource.write_tree(ctx.bare, head, tree)
     result = Plan(ctx, tree)
@@ -148,8 +149,8 @@ def plan(ctx: Context, head: str, limit: int | None) -> Plan:
             if (rel, function.qualname) in reach:
                 chosen = mutants.pick(mutants.mutants(text, function))
                 per_function.append([(rel, function.qualname, m) for m in chosen])
-    order = [item for turn in range(len(mutants.OPERATORS))
-             for group in per_function if turn < len(group) for item in [group[turn]]]
+    order = [item for turn in range(0, len(mutants.OPERATORS), PER_TURN)
+             for group in per_function for item in group[turn:turn + PER_TURN]]
     for rel, qualname, mutant in order[:limit]:
         ident = f"{head}:{rel}:{qualname}:{mutant.operator}:{mutant.line}:{mutant.description}"
         key = "m-" + hashlib.sha256(ident.encode()).hexdigest()[:16]
