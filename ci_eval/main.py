@@ -36,6 +36,7 @@ COMMANDS = [
     ("import", "ci_eval.commands.import_tasks"),
     ("validate", "ci_eval.commands.validate"),
     ("verify", "ci_eval.commands.verify"),
+    ("generate", "ci_eval.commands.generate"),
     ("list", "ci_eval.commands.list_tasks"),
     ("run", "ci_eval.commands.run"),
     ("report", "ci_eval.commands.report"),
@@ -56,7 +57,7 @@ COMMANDS = [
     ("propose-archive", "ci_eval.commands.propose_archive"),
 ]
 # Commands that run an agent or a task's checks: they need the Linux sandbox (namespaces).
-SANDBOXED = ("run", "verify", "grade", "calibrate")
+SANDBOXED = ("run", "verify", "grade", "calibrate", "generate")
 LINUX_ONLY = ("ci-eval {what} needs Linux: agents and checks run in a sandbox made of Linux "
               "namespaces (this is {platform}); use a Linux machine, a Linux container, WSL 2 or "
               "a Linux CI runner (runs-on: ubuntu-latest)")

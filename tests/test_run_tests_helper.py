@@ -213,3 +213,14 @@ def test_restore_removes_what_python_would_load_instead(project, tmp_path):
     left = sorted(str(p.relative_to(project)) for p in project.rglob("*"))
     assert left == ["calc", "calc.py", "calc/__init__.py", "tests", "tests/__pycache__",
                     "tests/__pycache__/other.cpython-311.pyc", "tests/test_calc.py"], left
+
+
+def test_a_test_whose_subtest_failed_is_failed_not_passed(project):
+    # pytest 9 reports each subtest (unittest's subTest) before the test's own call report,
+    # which passes: the test's outcome must stay FAILED (ci-eval generate found this on tomli)
+    (project / "tests" / "test_sub.py").write_text(
+        "import unittest\n\nclass T(unittest.TestCase):\n    def test_x(self):\n"
+        "        for i in range(3):\n            with self.subTest(i=i):\n"
+        "                self.assertNotEqual(i, 1)\n")
+    run = run_pytest(["tests/test_sub.py"])
+    assert run.outcomes == {"tests/test_sub.py::T::test_x": "FAILED"}, run

@@ -28,6 +28,13 @@ def add_parser(subparsers) -> None:
                         help="failure log to prefill from, relative to --root")
     parser.add_argument("--list-logs", action="store_true",
                         help="list the failure logs not yet turned into tasks")
+    parser.add_argument("--from-commit", metavar="SHA",
+                        help="one candidate from a fix commit and its tests, as `ci-eval "
+                        "generate --from-history` makes them (docs/generate.md)")
+    parser.add_argument("--repo", metavar="REPO", help="with --from-commit: the repository "
+                        "(default: --root's own)")
+    parser.add_argument("--into", metavar="DIR", default="generated",
+                        help="with --from-commit: where the candidate lands (default generated/)")
     add_today_argument(parser, "the new task's created date (default: today, UTC)")
     add_json_argument(parser, "print JSON")
     parser.set_defaults(handler=run)
@@ -36,6 +43,11 @@ def add_parser(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from ci_eval.errors import UserError
 
+    if args.from_commit:
+        if args.name or args.from_failure_log or args.list_logs:
+            raise UserError("--from-commit takes no NAME, --from-failure-log or --list-logs",
+                            field="--from-commit")
+        return _from_commit(args)
     if args.list_logs:
         if args.name or args.from_failure_log:
             raise UserError("--list-logs takes no NAME or --from-failure-log", field="--list-logs")
@@ -122,3 +134,22 @@ def _new_task(args: argparse.Namespace) -> int:
     short = f"task-{created.number:03d}"
     print(f"then: ci-eval validate {short} && ci-eval verify {short}")
     return 0
+
+
+def _from_commit(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from ci_eval.errors import EXIT_FAILED, EXIT_OK
+    from ci_eval.generate import mining
+    from ci_eval.render.generated import summary_text
+    from ci_eval.run.sandbox import isolation
+    from ci_eval.verdict.gc import parse_day
+
+    root = Path(args.root)
+    into = root / args.into
+    options = mining.Options(repo=Path(args.repo) if args.repo else root, into=into, root=root,
+                             today=parse_day(args.today, field="--today"))
+    summary = mining.from_commit(options, isolation.detect(), args.from_commit).to_json()
+    print(json.dumps(summary, indent=2) if args.json else summary_text(summary, into))
+    return EXIT_OK if summary["valid_tasks"] else EXIT_FAILED

@@ -43,6 +43,8 @@ def pytest_runtest_logreport(report):
     node = report.nodeid
     xfail = hasattr(report, "wasxfail")
     if report.when == "call":
+        if _outcomes.get(node) == "FAILED" and not report.failed:
+            return  # a subtest of it failed: pytest reports each subtest first, then the test
         if xfail:
             _outcomes[node] = "XFAIL" if report.skipped else "XPASS"
         elif report.passed:

@@ -1,0 +1,1 @@
+"""Golden-task candidates from a repository: its history, or synthesized bugs (docs/generate.md)."""
