@@ -26,16 +26,38 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from ci_eval.grading.testids import TestsVerdict
-from ci_eval.run.checks.strays import descendants, end_strays
+from ci_eval.run.checks.process_tree import descendants, end_strays
 
 
-@dataclass(frozen=True)
 class CheckResult:
-    ok: bool
-    reason: str
+    """A check's verdict: ok, and the reason. Immutable, compared and hashed by value, as a
+    frozen dataclass would be; written out because every checks run imports this module first
+    (dataclasses would cost the checks' start more than all the rest of it, docs/perf-round3.md)."""
+
+    __slots__ = ("ok", "reason")
+    __match_args__ = ("ok", "reason")
+
+    def __init__(self, ok: bool, reason: str) -> None:
+        object.__setattr__(self, "ok", ok)
+        object.__setattr__(self, "reason", reason)
+
+    def __setattr__(self, name: str, value) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __repr__(self) -> str:
+        return f"CheckResult(ok={self.ok!r}, reason={self.reason!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.ok, self.reason) == (other.ok, other.reason)
+
+    def __hash__(self) -> int:
+        return hash((self.ok, self.reason))
 
     def __bool__(self) -> bool:
         return self.ok
@@ -55,9 +77,10 @@ def tail(text: str, limit: int = 800) -> str:
     return text if len(text) <= limit else "…" + text[-limit:]
 
 
-def tests_result(verdict: TestsVerdict, output: str) -> CheckResult:
-    """The CheckResult of a judged test run (run_tests, run_junit_tests): a failure's reason
-    ends with the tail of what the tests printed."""
+def tests_result(verdict, output: str) -> CheckResult:
+    """The CheckResult of a judged test run (run_tests, run_junit_tests; verdict: the
+    grading.testids.TestsVerdict, not imported here: main's checks need none of it): a failure's
+    reason ends with the tail of what the tests printed."""
     if verdict.passed:
         return passed(verdict.reason)
     return failed(f"{verdict.reason}: {output}" if output else verdict.reason)
