@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ci_eval.run.sandbox.launcher import checks_sys_path  # noqa: E402
+from ci_eval.run.sandbox.launcher import checks_sys_path
 
 REPO = Path(__file__).resolve().parents[1]
 CHECKS = {

@@ -31,8 +31,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from ci_eval.run.workspace.build import apply_output, create_workspace  # noqa: E402
-from ci_eval.tasks.load import load_tasks  # noqa: E402
+from ci_eval.run.workspace.build import apply_output, create_workspace
+from ci_eval.tasks.load import load_tasks
 
 
 def verify_seconds(package_parent: Path, tasks: list[str], jobs: int) -> float:

@@ -45,6 +45,11 @@ def test_a_checks_py_that_runs_no_tests_imports_none_of_the_heavy_parts(statemen
     assert not loaded & HEAVY, sorted(loaded & HEAVY)
 
 
+def test_the_verdict_helpers_load_neither_enum_nor_collections():
+    loaded = modules_after("from ci_eval.checks import Check, CheckResult, failed, main, passed")
+    assert not loaded & {"signal", "enum", "collections", "re", "pathlib"}, sorted(loaded)
+
+
 def test_import_ci_eval_checks_alone_loads_no_helper_module():
     loaded = modules_after("import ci_eval.checks")
     assert not {m for m in loaded if m.startswith("ci_eval.checks.")}, sorted(loaded)

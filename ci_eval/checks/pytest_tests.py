@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import ci_eval
-from ci_eval.checks.result import CheckResult, tail, tests_result
 from ci_eval.checks.declared import declared_tests
+from ci_eval.checks.result import CheckResult, tail, tests_result
 from ci_eval.checks.task_folder import report_dir, restore_pristine, task_dir
 from ci_eval.grading.testids import judge_tests
 from ci_eval.run.checks.pytest_report import (

@@ -25,7 +25,9 @@ rewrite a test after a later step restored it.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+
+# collections.abc's Callable itself, without the collections package (os has loaded this one)
+from _collections_abc import Callable
 
 from ci_eval.run.checks.process_tree import descendants, end_strays
 

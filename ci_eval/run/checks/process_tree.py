@@ -3,14 +3,16 @@
 Orphans come back to the checks process (the init of the checks' PID namespace, and a child
 subreaper, set by checks_program.py, where there is no namespace), so every process a step started
 is found among its descendants. Each round stops every stray before killing it, so a process
-that forks as fast as it can is caught in the next round. Standard library os and signal only:
-ci_eval.checks.main imports it in every checks run.
+that forks as fast as it can is caught in the next round. It imports os and the interpreter's
+own _signal only: ci_eval.checks.main imports it in every checks run.
 """
 
 from __future__ import annotations
 
 import os
-import signal
+
+# the signal numbers from the interpreter's own _signal: `signal` would add enum to the start
+from _signal import SIGKILL, SIGSTOP
 
 ROUNDS = 50
 
@@ -59,9 +61,9 @@ def end_strays(before: set[int]) -> int:
         strays = _below(children) - before
         alive = strays - zombies
         for pid in alive:
-            _signal(pid, signal.SIGSTOP)
+            _send(pid, SIGSTOP)
         for pid in alive:
-            _signal(pid, signal.SIGKILL)
+            _send(pid, SIGKILL)
         ended += len(alive)
         for pid in strays:
             try:
@@ -73,7 +75,7 @@ def end_strays(before: set[int]) -> int:
     return ended
 
 
-def _signal(pid: int, signum: int) -> None:
+def _send(pid: int, signum: int) -> None:
     try:
         os.kill(pid, signum)
     except (ProcessLookupError, PermissionError):
