@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 import sys
 from pathlib import Path, PurePosixPath
@@ -114,7 +113,9 @@ def _create_temp(path: Path) -> tuple[Path, int]:
     """A new, exclusively created temp file beside `path`: (its path, an open write fd).
     Created with NEW_FILE_MODE, so the umask applies as for any new file."""
     for _ in range(100):
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        # os.urandom as secrets.token_hex does: secrets (hashlib, random) would cost every checks
+        # start that reads a file (ci_eval.checks.files) more than the rest of its imports
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
                          NEW_FILE_MODE)

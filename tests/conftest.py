@@ -32,7 +32,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from suite_order import long_test_units, long_tests_first
+from suite_order import SLOW_TESTS, long_test_units, long_tests_first, mark_slow
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # Tests that start `python -m ci_eval` with the inherited environment must run this checkout,
@@ -249,7 +249,14 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = f"skipped with {NO_SKIPS_ENV}=1 (this machine must run it): {reason}"
 
 
-# --- the long tests first (tests/suite_order.py) -------------------------------------------------
+# --- the long tests first (tests/suite_order.py); the slow tier ------------------------------------
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: left out of the fast tier, pytest -m 'not slow' "
+                            "(tests/slow_tests.txt and tests/long_tests.txt)")
+
+
 def pytest_collection_modifyitems(config, items):
+    long_units = long_test_units()
+    mark_slow(items, long_units + long_test_units(SLOW_TESTS))
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    items[:] = long_tests_first(items, long_test_units(), max(workers, 1))
+    items[:] = long_tests_first(items, long_units, max(workers, 1))

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 LONG_TESTS = Path(__file__).with_name("long_tests.txt")
+SLOW_TESTS = Path(__file__).with_name("slow_tests.txt")
 
 
 def long_test_units(path: Path = LONG_TESTS) -> list[list[str]]:
@@ -47,3 +50,11 @@ def long_tests_first(items: list, units: list[list[str]], workers: int) -> list:
         ordered += share + rest[:fill]
         rest = rest[fill:]
     return ordered + rest
+
+
+def mark_slow(items: list, units: list[list[str]]) -> None:
+    """Mark `slow` every test an entry of `units` names (the fast tier, -m "not slow", leaves
+    them out; a run without -m runs them all)."""
+    for item in items:
+        if unit_of(item.nodeid, units) is not None:
+            item.add_marker(pytest.mark.slow)

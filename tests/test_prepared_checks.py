@@ -131,3 +131,39 @@ def test_a_slow_agent_is_judged_after_it_ended(tmp_path):
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert [r["status"] for r in read_lines(root / "results" / "task-001-greet.jsonl")] == \
         ["pass", "pass"]
+
+
+def _descendants(pid: int) -> list[int]:
+    found, stack = [], [pid]
+    while stack:
+        for task in Path(f"/proc/{stack.pop()}/task").iterdir():
+            try:
+                children = [int(p) for p in (task / "children").read_text().split()]
+            except OSError:
+                continue
+            found += children
+            stack += children
+    return found
+
+
+def test_the_checks_interpreter_starts_while_the_agent_runs_and_waits_for_the_go(tmp_path):
+    prepared, workspace = _prepared(tmp_path)
+    deadline = time.monotonic() + 30
+    waiting = []
+    while not waiting and time.monotonic() < deadline:
+        time.sleep(0.1)
+        for pid in _descendants(launcher.CHECKS.pid):
+            try:
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if any(arg.endswith(b"checks_program.py") for arg in argv):
+                waiting.append(argv)
+    assert waiting, "no checks interpreter started before the go"
+    fds = waiting[0][[a.endswith(b"checks_program.py") for a in waiting[0]].index(True) + 1]
+    assert b":" in fds  # VERDICT_FD:GATE_FD, the go read by the checks program itself
+    assert not (workspace / "judged.txt").exists()  # started, checks.py not run
+    (workspace / "greet.txt").write_text("hello\n")
+    outcome = prepared.outcome()
+    assert outcome.kind is CheckKind.PASS, outcome
+    assert (workspace / "judged.txt").read_text() == "hello\n"

@@ -50,3 +50,34 @@ def test_the_list_parses_comments_and_names_files_that_exist(tmp_path):
     for unit in long_test_units():
         for entry in unit:
             assert (root / entry.split("::", 1)[0]).is_file(), f"long_tests.txt: {entry}"
+
+
+def test_every_slow_entry_names_a_test_file_that_exists():
+    from suite_order import SLOW_TESTS
+
+    root = SLOW_TESTS.parents[1]
+    for entry in (e for unit in long_test_units(SLOW_TESTS) for e in unit):
+        assert (root / entry.split("::", 1)[0]).is_file(), entry
+
+
+def test_the_fast_tier_leaves_out_the_slow_tests_and_a_plain_run_keeps_them(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    for helper in ("conftest.py", "harness_helpers.py", "suite_order.py"):  # what conftest loads
+        shutil.copy(Path(__file__).with_name(helper), tests / helper)
+    (tests / "slow_tests.txt").write_text("# slow\ntests/test_engine.py::test_b\n")
+    (tests / "long_tests.txt").write_text("tests/test_long.py\n")
+    (tests / "test_engine.py").write_text("def test_a():\n    pass\n\n\ndef test_b():\n    pass\n")
+    (tests / "test_long.py").write_text("def test_c():\n    pass\n")
+    run = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+           "tests"]
+    fast = subprocess.run([*run, "-m", "not slow"], cwd=tmp_path, capture_output=True, text=True,
+                          check=False)
+    assert fast.returncode == 0 and "1 passed, 2 deselected" in fast.stdout, fast.stdout
+    full = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert full.returncode == 0 and "3 passed" in full.stdout, full.stdout

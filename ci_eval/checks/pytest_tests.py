@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import ci_eval
+from ci_eval.checks.declared import declared_tests
 from ci_eval.checks.result import CheckResult, tail, tests_result
 from ci_eval.checks.task_folder import (
-    declared_tests,
     hidden_files,
     report_dir,
     restore_from,

@@ -20,25 +20,48 @@ Everything in the workspace was written by the agent: these helpers never follow
 and cap what they read. Test outcomes come from a structured report that pytest writes outside
 the workspace (ci_eval/run/checks/pytest_report.py), never from the text the code under test can print.
 Nothing that agent code started or changed outlives the step that ran it: run_pytest,
-run_junit_tests, shell_exit_zero and main (each check) end every process left behind and put
+run_junit_tests, shell_exit_zero and main (each callable check) end every process left behind and put
 back what the step changed in the workspace (ci_eval/run/checks/step_guard.py), so neither a
 daemon nor an earlier step can rewrite a test, or the code, that a later step judges.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 
-from ci_eval.grading.testids import TestsVerdict
-from ci_eval.run.checks.step_guard import guarded_step
+# collections.abc's Callable itself, without the collections package (os has loaded this one)
+from _collections_abc import Callable
 
 
-@dataclass(frozen=True)
 class CheckResult:
-    ok: bool
-    reason: str
+    """A check's verdict: ok, and the reason. Immutable, compared and hashed by value, as a
+    frozen dataclass would be; written out because every checks run imports this module first
+    (dataclasses would cost the checks' start more than all the rest of it, docs/perf-round3.md)."""
+
+    __slots__ = ("ok", "reason")
+    __match_args__ = ("ok", "reason")
+
+    def __init__(self, ok: bool, reason: str) -> None:
+        object.__setattr__(self, "ok", ok)
+        object.__setattr__(self, "reason", reason)
+
+    def __setattr__(self, name: str, value) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __repr__(self) -> str:
+        return f"CheckResult(ok={self.ok!r}, reason={self.reason!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.ok, self.reason) == (other.ok, other.reason)
+
+    def __hash__(self) -> int:
+        return hash((self.ok, self.reason))
 
     def __bool__(self) -> bool:
         return self.ok
@@ -58,9 +81,10 @@ def tail(text: str, limit: int = 800) -> str:
     return text if len(text) <= limit else "…" + text[-limit:]
 
 
-def tests_result(verdict: TestsVerdict, output: str) -> CheckResult:
-    """The CheckResult of a judged test run (run_tests, run_junit_tests): a failure's reason
-    ends with the tail of what the tests printed."""
+def tests_result(verdict, output: str) -> CheckResult:
+    """The CheckResult of a judged test run (run_tests, run_junit_tests; verdict: the
+    grading.testids.TestsVerdict, not imported here: main's checks need none of it): a failure's
+    reason ends with the tail of what the tests printed."""
     if verdict.passed:
         return passed(verdict.reason)
     return failed(f"{verdict.reason}: {output}" if output else verdict.reason)
@@ -71,21 +95,34 @@ Check = CheckResult | Callable[[], CheckResult]
 
 def main(*checks: Check) -> None:
     """Evaluate checks in order (callables lazily); exit 1 with reasons on stderr if any failed.
-    What a check left running (agent code it ran through its own subprocess calls) is ended,
-    and what it changed in the workspace put back, before the next one starts
-    (ci_eval/run/checks/step_guard.py)."""
+    A callable check runs as a step of its own: what it left running (agent code it ran through
+    its own subprocess calls) is ended, and what it changed in the workspace put back, before the
+    next one starts (ci_eval/run/checks/step_guard.py). A check given as a value ran before main
+    was called (the helpers run their own steps)."""
     failures = []
     for check in checks:
-        with guarded_step() as guard:
-            result = check() if callable(check) else check
+        problem = ""
+        if callable(check):
+            with _guarded_step() as guard:
+                result = check()
+            problem = guard.problem
+        else:
+            result = check
         if not isinstance(result, CheckResult):
             raise TypeError(f"a check returned {type(result).__name__}, expected CheckResult")
         if not result.ok:
             failures.append(result.reason)
-        elif guard.problem:
-            failures.append(guard.problem)
+        elif problem:
+            failures.append(problem)
     for reason in failures:
         print(f"FAIL: {reason}", file=sys.stderr)
     if failures:
         sys.exit(1)
     sys.exit(0)
+
+
+def _guarded_step():
+    """step_guard's guarded_step, loaded when a callable check first needs it: a checks.py
+    whose checks are values does not pay for the guard's imports (dataclasses, shutil, the
+    workspace snapshot) at every checks start (docs/perf-round3.md)."""
+    return importlib.import_module("ci_eval.run.checks.step_guard").guarded_step()

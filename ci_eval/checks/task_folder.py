@@ -1,5 +1,5 @@
 """The folders the harness gives a checks.py: the pristine task folder (the files it puts back,
-the hidden tests it adds, the tests it declares) and where test reports go."""
+the hidden tests it adds) and where test reports go. The tests it declares: declared.py."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from ci_eval import strict_json
-from ci_eval.grading.rubric import RUBRIC_FILE, task_grading
-from ci_eval.run.checks.restore import restore
+from ci_eval.run.checks.restore import add_file, restore
 from ci_eval.run.checks.step_guard import guarded_step
 
 REPORT_DIR_ENV = "CI_EVAL_REPORT_DIR"  # set by the harness: a folder outside the workspace
@@ -78,20 +76,6 @@ def step():
     put back. The helpers (run_tests, run_junit_tests, shell_exit_zero) run in one each.
     `.problem` of the value it gives is set when a change could not be undone."""
     return guarded_step(hidden_files())
-
-
-def declared_tests() -> tuple[list[str], list[str]]:
-    """The task's fail_to_pass and pass_to_pass ids, as its metadata.json or rubric.yaml
-    declares them (ValueError when it declares none)."""
-    folder = task_dir()
-    metadata = strict_json.loads((folder / "metadata.json").read_text(encoding="utf-8"))
-    rubric = folder / RUBRIC_FILE
-    tests, _ = task_grading(metadata, rubric.read_text(encoding="utf-8") if rubric.is_file()
-                            else None, metadata_source=folder / "metadata.json",
-                            rubric_source=rubric)
-    if tests is None:
-        raise ValueError(f"{folder.name} declares no fail_to_pass / pass_to_pass tests")
-    return list(tests.fail_to_pass), list(tests.pass_to_pass)
 
 
 def report_dir() -> Path:

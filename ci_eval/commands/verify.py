@@ -26,7 +26,8 @@ def add_parser(subparsers) -> None:
     add_root_argument(parser)
     add_tasks_argument(parser)
     parser.add_argument("-j", "--jobs", type=positive_int, default=None,
-                        help="tasks verified at once (default: number of CPUs)")
+                        help="check runs at once, across tasks and their states (default: "
+                        "number of CPUs)")
     add_runner_argument(parser)
     add_json_argument(parser, "print a JSON report")
     parser.set_defaults(handler=run)
@@ -44,7 +45,7 @@ def run(args) -> int:
     from ci_eval.run.grade import check_gradings
     from ci_eval.run.runners import Runners
     from ci_eval.run.sandbox import isolation
-    from ci_eval.run.verify import verify_task
+    from ci_eval.run.verify import verify_tasks
     from ci_eval.tasks.load import load_tasks
 
     config = load_config(Path(args.root))
@@ -60,8 +61,8 @@ def run(args) -> int:
     runners = Runners.of(iso, None, args.runner, config.runner,
                          checks_host_home=config.checks_home == "host")
     runners.prepare(tasks, progress=lambda line: print(f"ci-eval: {line}", file=sys.stderr))
-    verdicts = _verify_all(tasks, jobs, lambda t: verify_task(
-        t, iso, config.checks_env, runners.for_task(t)), args.json, short_outcome)
+    verdicts = _verify_all(verify_tasks(tasks, iso, config.checks_env, runners.for_task, jobs),
+                           args.json, short_outcome)
     invalid = [v for v in verdicts if not v.valid]
     if args.json:
         print(json.dumps({"valid": not invalid, "tasks": [v.to_json() for v in verdicts]}, indent=2))
@@ -70,22 +71,19 @@ def run(args) -> int:
     return EXIT_FAILED if invalid else EXIT_OK
 
 
-def _verify_all(tasks, jobs, verify, quiet, short_outcome) -> list:
-    """Each task verified on `jobs` threads; a line per task as it is done (not with --json)."""
-    from concurrent.futures import ThreadPoolExecutor
-
+def _verify_all(verified, quiet, short_outcome) -> list:
+    """The tasks' verdicts; a line per task as it is done (not with --json)."""
     verdicts = []
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for verdict in pool.map(verify, tasks):
-            verdicts.append(verdict)
-            if not quiet:
-                mark = "ok     " if verdict.valid else "INVALID"
-                detail = f"{verdict.states} states, {verdict.seconds:.1f}s"
-                if verdict.problems:
-                    detail = "; ".join(verdict.problems)
-                print(f"{mark} {verdict.task}: {detail}", flush=True)
-                for line in _details(verdict, short_outcome):
-                    print(line, flush=True)
+    for verdict in verified:
+        verdicts.append(verdict)
+        if not quiet:
+            mark = "ok     " if verdict.valid else "INVALID"
+            detail = f"{verdict.states} states, {verdict.seconds:.1f}s"
+            if verdict.problems:
+                detail = "; ".join(verdict.problems)
+            print(f"{mark} {verdict.task}: {detail}", flush=True)
+            for line in _details(verdict, short_outcome):
+                print(line, flush=True)
     return verdicts
 
 

@@ -1,5 +1,6 @@
 """Task verification: untouched state fails, solution/ passes, each negative fails, and the same
-state gives the same verdict twice. Every check run gets a freshly built workspace.
+state gives the same verdict twice. Every check run gets a freshly built workspace; the check
+runs of all tasks share one pool of threads (verify_tasks).
 
 A task with a rubric is judged by checks AND rubric (run/grade.py): solution/ must pass both, a
 negative fails when either fails. A task that declares fail_to_pass / pass_to_pass gets the
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,55 +73,99 @@ def _states(task: Task) -> list[tuple[str, Path | None, str, int]]:
 
 def verify_task(task: Task, isolation: Isolation, checks_env: tuple[str, ...] = (),
                 runner: Runner | None = None) -> TaskVerification:
-    """Every check run gets its own fresh workspace, repetitions of a state included. `runner`
-    (default: local) says where the workspace starts, how outputs apply, where checks run."""
-    runner = runner or LocalRunner(isolation)
-    started = time.monotonic()
-    result = TaskVerification(task=task.id)
-    grading = load_grading(task)
-    first_outcomes: dict[str, dict | None] = {}
-    if not task.solution_dir.exists():
-        result.problems.append("solution/: missing (every task needs a known-good output)")
-    base = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX + "verify-"))
-    workspaces = WorkspaceFactory(base / "templates")
+    """One task verified, its check runs one after another (verify_tasks for many at once)."""
+    return next(verify_tasks([task], isolation, checks_env, lambda _: runner, jobs=1))
+
+
+def verify_tasks(tasks: list[Task], isolation: Isolation, checks_env: tuple[str, ...] = (),
+                 runner_for: Callable[[Task], Runner | None] = lambda _: None,
+                 jobs: int = 1) -> Iterator[TaskVerification]:
+    """Each task's verification, in the order of `tasks`, as soon as it is done. Every check run
+    (each state of each task, each repetition) is a job of one pool of `jobs` threads: the
+    negatives of a task are judged in parallel, and the last task's runs do not leave the other
+    workers idle. Every check run still gets a freshly built workspace and a checks process of
+    its own (its own hash seed). `runner_for(task)` (None: local) says where the workspace
+    starts, how outputs apply, where checks run."""
+    plans: list[_TaskPlan] = []
+    pool = ThreadPoolExecutor(max_workers=jobs)
     try:
-        for index, (label, output, expected, times) in enumerate(_states(task)):
-            if output is not None and not output.exists():
+        for task in tasks:
+            plans.append(_TaskPlan(task, runner_for(task) or LocalRunner(isolation), checks_env))
+            plans[-1].submit(pool)
+        for plan in plans:
+            yield plan.finish()
+    finally:  # stopped early (an error, ^C): the runs not started are not started
+        pool.shutdown(wait=True, cancel_futures=True)
+        for plan in plans:
+            remove_tree(plan.base)
+
+
+class _TaskPlan:
+    """One task's check runs: submitted to the pool, then judged state by state."""
+
+    def __init__(self, task: Task, runner: Runner, checks_env: tuple[str, ...]):
+        self.task, self.runner, self.checks_env = task, runner, checks_env
+        self.grading = load_grading(task)
+        self.base = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX + "verify-"))
+        self.workspaces = WorkspaceFactory(self.base / "templates")
+        self.states = [state for state in _states(task) if state[1] is None or state[1].exists()]
+        self.runs: list[list[Future]] = []
+
+    def submit(self, pool: ThreadPoolExecutor) -> None:
+        for index, (label, output, _, times) in enumerate(self.states):
+            self.runs.append([pool.submit(self.check_run, index, label, output, repetition)
+                              for repetition in range(times)])
+
+    def check_run(self, index: int, label: str, output: Path | None,
+                  repetition: int) -> tuple[Graded | str, float]:
+        """(the graded outcome of one check run of a state, or the problem that stopped it;
+        its seconds)."""
+        started = time.monotonic()
+        task, runner, base = self.task, self.runner, self.base
+        workspace = base / f"state-{index}-{repetition}"
+        try:
+            start = runner.repo_state(task)
+            self.workspaces.create(start, workspace)
+            pristine = self.workspaces.pristine(
+                start, workspace, base / f"{workspace.name}.pristine"
+            ) if self.grading.rubric else None
+            if output is not None:
+                runner.apply_output(task, output, workspace)
+        except WorkspaceError as exc:
+            return f"{label}: workspace setup failed: {exc}", time.monotonic() - started
+        diff = workspace_diff(pristine, workspace) if pristine else None
+        checks = runner.checks(task, workspace, checks_dir=base / f"{workspace.name}.checks",
+                               runs_base=base, extra_env=self.checks_env)
+        outcome = Graded(checks) if diff is None else graded(self.grading, checks, diff)
+        return outcome, time.monotonic() - started
+
+    def finish(self) -> TaskVerification:
+        """Wait for the task's check runs and judge them, state by state."""
+        task = self.task
+        result = TaskVerification(task=task.id)
+        first_outcomes: dict[str, dict | None] = {}
+        if not task.solution_dir.exists():
+            result.problems.append("solution/: missing (every task needs a known-good output)")
+        for (label, _, expected, _), runs in zip(self.states, self.runs):
+            done = [run.result() for run in runs]
+            result.seconds += sum(seconds for _, seconds in done)
+            failed_setup = [outcome for outcome, _ in done if isinstance(outcome, str)]
+            if failed_setup:
+                result.problems.append(failed_setup[0])
                 continue
-            outcomes = []
-            for repetition in range(times):
-                workspace = base / f"state-{index}-{repetition}"
-                try:
-                    start = runner.repo_state(task)
-                    workspaces.create(start, workspace)
-                    pristine = workspaces.pristine(
-                        start, workspace, base / f"{workspace.name}.pristine"
-                    ) if grading.rubric else None
-                    if output is not None:
-                        runner.apply_output(task, output, workspace)
-                except WorkspaceError as exc:
-                    result.problems.append(f"{label}: workspace setup failed: {exc}")
-                    break
-                diff = workspace_diff(pristine, workspace) if pristine else None
-                checks = runner.checks(task, workspace, checks_dir=base / f"{workspace.name}.checks",
-                                       runs_base=base, extra_env=checks_env)
-                outcomes.append(Graded(checks) if diff is None else graded(grading, checks, diff))
-            if len(outcomes) < times:
-                continue
+            outcomes = [outcome for outcome, _ in done]
             result.states += 1
             problem = judge_state(label, expected, outcomes)
             if problem:
                 result.problems.append(problem)
-            _note_tests(result, grading.tests, label, outcomes, first_outcomes)
-    finally:
-        remove_tree(base)
-    if grading.tests is not None:
-        result.tests, problems = verification_rows(grading.tests,
-                                                   first_outcomes.get("untouched repo-state"),
-                                                   first_outcomes.get("solution/"))
-        result.problems += problems
-    result.seconds = time.monotonic() - started
-    return result
+            _note_tests(result, self.grading.tests, label, outcomes, first_outcomes)
+        remove_tree(self.base)
+        if self.grading.tests is not None:
+            result.tests, problems = verification_rows(self.grading.tests,
+                                                       first_outcomes.get("untouched repo-state"),
+                                                       first_outcomes.get("solution/"))
+            result.problems += problems
+        return result
 
 
 def _note_tests(result: TaskVerification, tests, label: str, outcomes: list[Graded],

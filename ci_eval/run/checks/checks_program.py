@@ -1,8 +1,13 @@
 """Runs a task's checks.py so that its verdict is told apart from a crash, a kill or a forgery.
 
-It is started as `python -I -S -B path/to/checks_program.py VERDICT_FD CHECKS_PY SYS_PATH...`
-(`command`): by the harness where there is no sandbox, by the sandbox launcher's fork
-(launcher_program.py) inside the checks' sandbox. SYS_PATH is what `python -I` would have, given by the harness: no
+It is started as `python -I -S -B path/to/checks_program.py VERDICT_FD[:GATE_FD] CHECKS_PY
+SYS_PATH...` (`command`): by the harness where there is no sandbox, by the sandbox launcher's fork
+(launcher_program.py) inside the checks' sandbox. GATE_FD (prepared checks, whose sandbox is built
+while the agent runs): the interpreter starts then, and waits for the harness's go ("g") on that
+pipe before anything else (checks.py is not read before it); EOF instead of a go (the run needed
+no checks) ends it with GATE_CLOSED and no verdict. So the start, about half of what a checks run
+with a short checks.py costs, is off the run's critical path, and every run still has an
+interpreter, and a string-hash seed, of its own. SYS_PATH is what `python -I` would have, given by the harness: no
 site-packages scan, no .pth file run at start. Either way cwd = workspace and the
 workspace (and this file's folder) is off sys.path, so files the agent wrote cannot shadow
 ci_eval or the checks' imports; the checks' own folder is put first, as `python checks.py` would.
@@ -133,6 +138,7 @@ def _prefixes(paths: list[str]) -> tuple[str, ...]:
         for form in (os.path.abspath(path), os.path.realpath(path)):
             found.append(form.rstrip(os.sep) + os.sep)
     return tuple(dict.fromkeys(found))
+GATE_CLOSED = 0  # the gate closed without a go: the run did not need these checks
 
 
 def _where(exc: BaseException, checks: str) -> str:
@@ -217,28 +223,46 @@ def _guard_process() -> None:
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
-def command(verdict_fd: int, checks: str, sys_path: list[str]) -> list[str]:
+def command(verdict_fd: int, checks: str, sys_path: list[str],
+            gate_fd: int | None = None) -> list[str]:
     """How this program is started, by the harness or by the sandbox launcher's fork: the path
     `python -I` would have (given, since -S), and -B: no bytecode written beside checks.py's
-    own modules."""
-    return [sys.executable, "-I", "-S", "-B", os.path.abspath(__file__), str(verdict_fd), checks,
-            *sys_path]
+    own modules. gate_fd: wait for the go there first (it must be inherited)."""
+    fds = str(verdict_fd) if gate_fd is None else f"{verdict_fd}:{gate_fd}"
+    return [sys.executable, "-I", "-S", "-B", os.path.abspath(__file__), fds, checks, *sys_path]
 
 
 def main() -> int:
     if len(sys.argv) > 3:  # started with -S: the path `python -I` would have (the harness's)
         sys.path[:] = sys.argv[3:]
-    return judge(int(sys.argv[1]), sys.argv[2], name_reports=True)
+    verdict_fd, _, gate_fd = sys.argv[1].partition(":")
+    return judge(int(verdict_fd), sys.argv[2], int(gate_fd) if gate_fd else None,
+                 name_reports=True)
 
 
-def judge(verdict_fd: int, checks: str, *, name_reports: bool = False) -> int:
-    """Run checks.py, write the verdict to verdict_fd (and, name_reports: the reports
-    ci_eval.checks accepted, for the local harness; the docker runner's container reads the
-    word alone); the exit status."""
+def wait_for_gate(gate_fd: int) -> bool:
+    """Wait for the harness: "g" is go; EOF (the harness closed the gate) is not."""
+    while True:
+        try:
+            answer = os.read(gate_fd, 1)
+            break
+        except InterruptedError:
+            continue
+    os.close(gate_fd)
+    return answer == b"g"
+
+
+def judge(verdict_fd: int, checks: str, gate_fd: int | None = None, *,
+          name_reports: bool = False) -> int:
+    """Run checks.py (after the go on gate_fd, when given), write the verdict to verdict_fd
+    (and, name_reports: the reports ci_eval.checks accepted, for the local harness; the docker
+    runner's container reads the word alone); the exit status."""
     _guard_process()
     os.set_inheritable(verdict_fd, False)  # the checks' own subprocesses never get it
+    if gate_fd is not None and not wait_for_gate(gate_fd):  # closes it: never the checks'
+        os._exit(GATE_CLOSED)  # nothing run, no verdict
     checks = os.path.abspath(checks)
-    watch = AgentCodeWatch(checks, list(sys.path))
+    watch = AgentCodeWatch(checks, list(sys.path))  # after the go: the workspace is final
     watch.start()
     status = run(checks, watch)
     sys.stdout.flush()

@@ -22,12 +22,12 @@ did, without starting a program or an interpreter:
   grandchild  PID 1 of the new PID namespace, in a session of its own (nothing it runs can
               signal the child through a shared process group), dies with the child; / private, a fresh /proc, the
               view (`sandbox_program.isolate`; a held path is bound only while it is still the
-              folder of the descriptor the harness opened), no capabilities; gated: it waits
-              until the harness
-              writes "g" on the gate (EOF instead: it exits, nothing run); then `exec`: exec
-              the command; `checks`: exec `python -I -S -B checks_program.py VERDICT_FD
-              CHECKS_PY SYS_PATH...` (checks_program.command), as the harness starts it
-              where there is no sandbox: a
+              folder of the descriptor the harness opened), no capabilities; `exec`: gated, it
+              waits until the harness writes "g" on the gate (EOF instead: it exits, nothing
+              run), then execs the command; `checks`: exec `python -I -S -B checks_program.py
+              VERDICT_FD[:GATE_FD] CHECKS_PY SYS_PATH...` (checks_program.command), as the
+              harness starts it where there is no sandbox, at once: gated, the checks program
+              waits for the go itself, its interpreter started while the agent runs. It is a
               fresh interpreter, so that every checks run draws its own string-hash seed and
               reads its locale and environment at its start (a checks.py run in a fork of this
               process would share one seed with every run of the invocation, and `verify`'s
@@ -56,7 +56,7 @@ PR_SET_PDEATHSIG = 1
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 MAX_FDS = 6
 DEATH_EXIT = 137
-GATE_CLOSED = 0  # the gate closed without a go: the run did not need these checks
+GATE_CLOSED = checks_program.GATE_CLOSED  # the gate closed without a go: no checks needed
 
 
 def serve(sock_fd: int) -> None:
@@ -200,12 +200,14 @@ def _grandchild(request: dict, status_fd: int, verdict_fd: int | None, gate_fd: 
     except BaseException as exc:  # noqa: BLE001
         sandbox_program.report(status_fd, _describe(exc))
         os._exit(sandbox_program.SANDBOX_FAILED)
-    if gate_fd is not None and not _wait_for_gate(gate_fd):
-        os._exit(GATE_CLOSED)
     argv = request["argv"]
     if request["mode"] == "checks":
-        argv = checks_program.command(verdict_fd, request["checks"], request["sys_path"])
-        os.set_inheritable(verdict_fd, True)  # checks_program takes it off again first thing
+        argv = checks_program.command(verdict_fd, request["checks"], request["sys_path"], gate_fd)
+        for fd in (verdict_fd, gate_fd):  # checks_program takes them off again first thing
+            if fd is not None:
+                os.set_inheritable(fd, True)
+    elif gate_fd is not None and not checks_program.wait_for_gate(gate_fd):
+        os._exit(GATE_CLOSED)
     try:
         for name in ("SIGPIPE", "SIGXFSZ", "SIGINT"):  # as a fresh exec from a shell has them
             signal.signal(getattr(signal, name), signal.SIG_DFL)
@@ -219,18 +221,6 @@ def _grandchild(request: dict, status_fd: int, verdict_fd: int | None, gate_fd: 
         sandbox_program.report(status_fd, f"cannot run {argv[0]}: {getattr(exc, 'strerror', exc)}")
         os._exit(sandbox_program.SANDBOX_FAILED)
     os._exit(sandbox_program.SANDBOX_FAILED)
-
-
-def _wait_for_gate(gate_fd: int) -> bool:
-    """Wait for the harness: "g" is go; EOF (the harness closed the gate) is not."""
-    while True:
-        try:
-            answer = os.read(gate_fd, 1)
-            break
-        except InterruptedError:
-            continue
-    os.close(gate_fd)
-    return answer == b"g"
 
 
 def _map_root(uid: int, gid: int) -> None:

@@ -1,0 +1,98 @@
+"""ci_eval.checks loads its parts when used: a checks run starts a fresh interpreter, so what a
+checks.py imports before its own code is paid by every run (docs/perf-round3.md)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import ci_eval.checks
+
+REPO = Path(__file__).resolve().parents[1]
+# what no checks.py that leaves pytest, JUnit and declared tests alone should pay for
+HEAVY = {"dataclasses", "subprocess", "threading", "json", "typing", "inspect", "secrets",
+         "tempfile", "shutil", "ctypes",
+         "ci_eval.grading.rubric", "ci_eval.grading.testids", "ci_eval.strict_json",
+         "ci_eval.strict_yaml", "ci_eval.run.checks.strays", "ci_eval.run.checks.pytest_report",
+         "ci_eval.run.checks.junit_report", "ci_eval.run.checks.restore"}
+
+
+def modules_after(statement: str) -> set[str]:
+    """The modules a fresh `python -I -S` holds after `statement` (as a checks run starts)."""
+    code = (f"import sys\nsys.path.insert(0, {str(REPO)!r})\n{statement}\n"
+            "import json\nprint(json.dumps(sorted(sys.modules)))\n")
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True,
+                          text=True, check=True, cwd="/")
+    before = set(json.loads(subprocess.run(
+        [sys.executable, "-I", "-S", "-c", "import sys, json; print(json.dumps(sorted(sys.modules)))"],
+        capture_output=True, text=True, check=True, cwd="/").stdout))
+    return set(json.loads(done.stdout)) - before - {"json", "json.decoder", "json.scanner",
+                                                    "json.encoder", "_json"}
+
+
+@pytest.mark.parametrize("statement", [
+    "import ci_eval.checks",
+    "from ci_eval.checks import CheckResult, failed, main, passed",
+    "from ci_eval.checks import file_equals, first_difference, regex_match",
+])
+def test_a_checks_py_that_runs_no_tests_imports_none_of_the_heavy_parts(statement):
+    loaded = modules_after(statement)
+    assert "ci_eval.checks" in loaded
+    assert not loaded & HEAVY, sorted(loaded & HEAVY)
+
+
+def test_the_verdict_helpers_load_neither_enum_nor_collections():
+    loaded = modules_after("from ci_eval.checks import Check, CheckResult, failed, main, passed")
+    assert not loaded & {"signal", "enum", "collections", "re", "pathlib"}, sorted(loaded)
+
+
+def test_import_ci_eval_checks_alone_loads_no_helper_module():
+    loaded = modules_after("import ci_eval.checks")
+    assert not {m for m in loaded if m.startswith("ci_eval.checks.")}, sorted(loaded)
+
+
+def test_every_public_name_resolves_to_the_helper_of_its_module():
+    from ci_eval.checks import files, pytest_tests, result, task_folder
+
+    for name in ci_eval.checks.__all__:
+        assert getattr(ci_eval.checks, name) is not None, name
+    assert ci_eval.checks.run_tests is pytest_tests.run_tests
+    assert ci_eval.checks.main is result.main
+    assert ci_eval.checks.file_equals is files.file_equals
+    assert ci_eval.checks.task_dir is task_folder.task_dir
+    assert set(ci_eval.checks.__all__) <= set(dir(ci_eval.checks))
+
+
+def test_star_import_gives_every_public_name():
+    names: dict = {}
+    exec("from ci_eval.checks import *", names)  # noqa: S102 - what a checks.py may write
+    assert set(ci_eval.checks.__all__) <= set(names)
+
+
+def test_an_unknown_name_is_an_attribute_error_as_for_any_module():
+    with pytest.raises(AttributeError, match="has no attribute 'run_everything'"):
+        ci_eval.checks.run_everything  # noqa: B018
+    with pytest.raises(ImportError):
+        exec("from ci_eval.checks import run_everything", {})  # noqa: S102
+
+
+def test_check_result_keeps_the_frozen_dataclass_behaviour():
+    result = ci_eval.checks.CheckResult(True, "ok")
+    assert result == ci_eval.checks.passed() and hash(result) == hash(ci_eval.checks.passed())
+    assert result != ci_eval.checks.CheckResult(False, "ok")
+    assert repr(ci_eval.checks.failed("no")) == "CheckResult(ok=False, reason='no')"
+    assert ci_eval.checks.CheckResult(ok=False, reason="x").reason == "x"
+    assert not ci_eval.checks.failed("no") and ci_eval.checks.passed()
+    with pytest.raises(AttributeError):
+        result.ok = False
+    with pytest.raises(AttributeError):
+        del result.reason
+    match result:
+        case ci_eval.checks.CheckResult(True, reason):
+            assert reason == "ok"
+        case _:
+            pytest.fail("CheckResult does not match positionally")
