@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_eval.run.checks.restore import add_file
-from ci_eval.run.checks.strays import descendants, end_strays
+from ci_eval.run.checks.process_tree import descendants, end_strays
 
 FILE_BYTES_KEPT = 16 * 1024 * 1024  # the largest file whose bytes are kept to put back
 TOTAL_BYTES_KEPT = 128 * 1024 * 1024
