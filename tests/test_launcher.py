@@ -137,7 +137,8 @@ def test_sandboxed_checks_run_as_python_I_would_run_them(tmp_path, monkeypatch):
     assert seen["cwd"] == str(workspace.resolve())
 
 
-@pytest.mark.parametrize("exit_line, kind", [("", "pass"), ("sys.exit(1)\n", "fail")])
+@pytest.mark.parametrize("exit_line, kind", [("sys.exit(0)\n", "pass"), ("sys.exit(1)\n", "fail"),
+                                             ("", "task-error")])
 def test_sandboxed_checks_end_as_a_program_ends(tmp_path, exit_line, kind):
     """After checks.py, what an interpreter's exit does: a non-daemon thread it started runs to
     its end, its atexit handlers run (after the verdict), the exit status is the checks'."""

@@ -75,11 +75,20 @@ def test_out_spelled_through_a_missing_folder_is_the_folder_it_resolves_to(arena
     assert first.returncode == 0, first.detail()
     pooled = arena.run("run", "-k", "1", "--agent", "noop", "--out", "results/../../x",
                        out=str(outside))
-    assert_bad_input(pooled.proc, "results already recorded")
+    _warned_then_refused(pooled.proc, "results already recorded")
     resumed = arena.run("run", "-k", "2", "--resume", "--agent", "noop",
                         "--out", "results/../../x", out=str(outside))
-    assert_bad_input(resumed.proc, "recorded with agent 'reference'")
+    _warned_then_refused(resumed.proc, "recorded with agent 'reference'")
     assert [r["agent"] for r in first.records()] == ["reference"]
+
+
+def _warned_then_refused(proc, needle: str) -> None:
+    """An --out that climbs out of the repo root is said once (a warning naming where the
+    results go), then the refusal is the one error line."""
+    warning, error = proc.stderr.strip().splitlines()
+    assert "climbs out of the repo root" in warning and str(Path("x")) in warning
+    proc.stderr = error + "\n"
+    assert_bad_input(proc, needle)
 
 
 @needs_sandbox
