@@ -178,22 +178,35 @@ def test_bad_input(tmp_path, cli, assert_bad_input):
 
 
 def test_odd_numbers_in_a_history_file_do_not_crash_the_page(tmp_path, cli):
-    """Counts and usage far out of range (valid JSON, valid schema) are left out, not summed
-    into an overflow or a non-finite number the page's JSON cannot hold."""
+    """Counts and usage at the schema's bounds build a page (never summed into an overflow or
+    a non-finite number the page's JSON cannot hold); beyond the
+    schema's bounds the file is refused, one line naming it and the field (exit 2)."""
     (tmp_path / "h").mkdir()
-    huge = 10 ** 30
-    (tmp_path / "h" / "2026-11-01-001-no-commit.json").write_text(json.dumps({
-        "format": "ci-eval-run-summary", "schema_version": 1, "date": "2026-11-01",
-        "recorded_at": "2026-11-01T10:00:00Z", "commit": None, "agent": "x",
-        "ci_eval_version": "0", "tasks": {
-            "task-001-x": {"runs": huge, "passes": huge, "errors": huge, "requested": huge,
-                           "status": "pass"},
-            "task-002-y": {"runs": 5, "passes": 5, "errors": 0, "requested": 5, "status": "pass",
-                           "tokens": huge, "cost_usd": 1e308, "wall_seconds": 1.7e308}}}))
+    summary = tmp_path / "h" / "2026-11-01-001-no-commit.json"
+
+    def write(count, tokens, cost, wall):
+        summary.write_text(json.dumps({
+            "format": "ci-eval-run-summary", "schema_version": 1, "date": "2026-11-01",
+            "recorded_at": "2026-11-01T10:00:00Z", "commit": None, "agent": "x",
+            "ci_eval_version": "0", "tasks": {
+                "task-001-x": {"runs": count, "passes": count, "errors": count,
+                               "requested": count, "status": "pass"},
+                "task-002-y": {"runs": 5, "passes": 5, "errors": 0, "requested": 5,
+                               "status": "pass", "tokens": tokens, "cost_usd": cost,
+                               "wall_seconds": wall}}}))
+
+    write(10 ** 6, 10 ** 18, 1e12, 1e13)  # the schema's largest values
     done = run_site(cli, tmp_path, tmp_path / "h", tmp_path / "out", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["tasks"] == 2
-    assert '"unreadable": true' in (tmp_path / "out" / "index.html").read_text()
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert "Infinity" not in page and "NaN" not in page
+    write(10 ** 30, 10 ** 30, 1e308, 1.7e308)
+    done = run_site(cli, tmp_path, tmp_path / "h", tmp_path / "out2", "--json")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert summary.name in line and "expected integer 0-1000000" in line, line
+    assert not (tmp_path / "out2").exists()
 
 
 def test_no_network_even_for_a_file_url():

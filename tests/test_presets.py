@@ -265,7 +265,9 @@ def test_missing_key_is_an_auth_infra_error_for_every_tool(tmp_path):
     preflight can tell beforehand: no key variable is set (config.env_problem)."""
     from ci_eval.agents.config import env_problem
     for name in PRESETS:
-        problem = env_problem(preset_agent(name), {"PATH": "/usr/bin"})
+        # a model named where the tool has no default one (its own preflight refusal)
+        problem = env_problem(preset_agent(name), {"PATH": "/usr/bin", "GOOSE_MODEL": "m",
+                                                   "MSWEA_MODEL_NAME": "m"})
         assert problem and KEYS[name] in problem, problem
 
 

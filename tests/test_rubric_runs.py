@@ -79,7 +79,7 @@ def test_report_shows_the_mean_score_and_the_most_tripped_criteria(graded_runs):
 
     table = cli("report", "--results", "bad", cwd=graded_runs)
     assert (f"rubric {TASK}: mean score 89.5/100 over 2 run(s); most tripped: no-test-tampering "
-            "(2/2); auto-fail gate tripped: no-test-tampering (2/2)") in table.stdout
+            "(2/2); auto-fail gate tripped: no-test-tampering (2/2)") in " ".join(table.stdout.split())
     data = json.loads(cli("report", "--results", "bad", "--format", "json",
                           cwd=graded_runs).stdout)
     task = data["tasks"][0]

@@ -52,8 +52,11 @@ def fmt_axes(t: TaskVerdict) -> str:
     could be judged (axes_note says why, once)."""
     if not t.axes:
         return "—"
+    # an axis that fails the gate first: a cell cut to fit the terminal keeps what decides
+    shown = sorted((a for a in t.axes if a.status in ("regressed", "improved")),
+                   key=lambda a: not (a.fails and t.gated))
     moved = [f"{a.axis} ×{a.ratio:.2f} {a.status}" + (" (fails)" if a.fails and t.gated else "")
-             for a in t.axes if a.status in ("regressed", "improved")]
+             for a in shown]
     if moved:
         return ", ".join(moved)
     known = [a for a in t.axes if a.status != "unknown"]
