@@ -59,7 +59,7 @@ def test_the_action_runs_docker_tasks_and_caches_their_images(tmp_path, cli, bus
     drop_task_images(docker_engine)  # another test of this session may have built it
     with FakeGitHub() as fake:
         first = run_act(repo, fake, tmp_path / "act", event={}, workflow="docker.yml", env=env)
-        assert first.returncode == 0, "\n".join(l for l in first.stdout.splitlines() if "[docker/run]" in l)[-5000:]
+        assert first.returncode == 0, "\n".join(line for line in first.stdout.splitlines() if "[docker/run]" in line)[-5000:]
         assert " built in " in first.stdout and "task image(s) saved" in first.stdout
         cached = list((tmp_path / "act" / "artifacts" / "cache").glob("ci-eval-images-*/images.tar"))
         assert len(cached) == 1, first.stdout[-3000:]
@@ -68,7 +68,7 @@ def test_the_action_runs_docker_tasks_and_caches_their_images(tmp_path, cli, bus
         shutil.copytree(tmp_path / "act" / "artifacts" / "cache",
                         tmp_path / "act2" / "artifacts" / "cache")
         second = run_act(repo, fake, tmp_path / "act2", event={}, workflow="docker.yml", env=env)
-    assert second.returncode == 0, "\n".join(l for l in second.stdout.splitlines() if "[docker/run]" in l)[-5000:]
+    assert second.returncode == 0, "\n".join(line for line in second.stdout.splitlines() if "[docker/run]" in line)[-5000:]
     assert "task images loaded from the cache" in second.stdout
     assert "found in the engine (context unchanged)" in second.stdout, second.stdout[-3000:]
     assert " built in " not in second.stdout

@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from ci_eval.run.checks.restore import add_file, restore
+from ci_eval.run.checks.restore import restore
 from ci_eval.run.checks.step_guard import guarded_step
 
 REPORT_DIR_ENV = "CI_EVAL_REPORT_DIR"  # set by the harness: a folder outside the workspace

@@ -43,7 +43,8 @@ class Location(int):
     def __str__(self) -> str:
         return self.where
 
-    __format__ = lambda self, spec: self.where
+    def __format__(self, spec: str) -> str:
+        return self.where
 
 
 class _Pooled:
@@ -52,7 +53,8 @@ class _Pooled:
     def __format__(self, spec: str) -> str:
         return "merged shards"
 
-    __str__ = lambda self: "merged shards"
+    def __str__(self) -> str:
+        return "merged shards"
 
 
 class _TaskRecords(Mapping):

@@ -45,7 +45,6 @@ import json
 import os
 import signal
 import socket
-import sys
 
 from ci_eval.run.checks import checks_program
 from ci_eval.run.sandbox import sandbox_program
