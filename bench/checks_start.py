@@ -67,7 +67,7 @@ def checks_start(package_parent: Path, checks: Path, workspace: Path) -> tuple[f
         write = -1
         with os.fdopen(read, "rb") as verdict:
             read = -1
-            word = verdict.read()
+            word = verdict.read().split(b"\n", 1)[0]  # then the accepted reports, if any
     finally:
         for fd in (read, write):
             if fd != -1:
