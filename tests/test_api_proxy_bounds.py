@@ -13,25 +13,15 @@ import time
 
 import pytest
 
+from tests.test_network_api_only import Model
+
 from ci_eval.run.agent import api_proxy
 from ci_eval.run.agent.api_proxy import SOCKET_NAME, ApiProxy
 
 
-class _Model(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = b"hi from the model"
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
 def model():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Model)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Model)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield server.server_address[1]
     server.shutdown()

@@ -43,7 +43,9 @@ CHECKS = ("from pathlib import Path\n"
           " 'direct.txt': 'failed: ConnectionRefusedError'} else 1)\n")
 
 
-class _Model(http.server.BaseHTTPRequestHandler):
+class Model(http.server.BaseHTTPRequestHandler):
+    """The model API on loopback: every GET answers 'hi from the model'."""
+
     def do_GET(self):
         body = b"hi from the model"
         self.send_response(200)
@@ -72,7 +74,7 @@ def test_an_api_only_agent_reaches_its_api_and_not_the_upstream(cli, repo_root, 
     url, base, _ = upstream(tmp_path)
     bare = url.removeprefix("file://")
     subprocess.run(["git", "update-server-info"], cwd=bare, check=True)
-    model = _serve(_Model)
+    model = _serve(Model)
     git = _serve(functools.partial(_Quiet, directory=str(tmp_path)))
     try:
         model_port, git_port = model.server_address[1], git.server_address[1]
