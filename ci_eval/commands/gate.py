@@ -124,9 +124,10 @@ def outputs_of(verdict, comment_url: str) -> dict[str, str]:
     }
 
 
-def this_run(ctx, verdict, compared, k=None, root="."):
+def this_run(ctx, verdict, compared, k=None, root=".", main=False):
     """The run summary of this CI run (per task: valid runs, passes, errors, status, usage
-    totals and the gate's status, and the agent's harness)."""
+    totals and the gate's status, and the agent's harness; on `main`, the default branch, each
+    gated task's drift against its baseline)."""
     import datetime as dt
     import os
 
@@ -136,6 +137,7 @@ def this_run(ctx, verdict, compared, k=None, root="."):
     from ci_eval.results.stream import require_runs
     from ci_eval.results.summary import summarize_results
     from ci_eval.verdict.harness_changes import recorded_harness
+    from ci_eval.verdict.main_drift import drift_records
 
     sha = (ctx.sha or "").lower()
     now = dt.datetime.now(dt.timezone.utc)
@@ -153,6 +155,8 @@ def this_run(ctx, verdict, compared, k=None, root="."):
         gate={t.task: t.status for t in verdict.tasks},
         ci_run=history.ci_run_from_env(os.environ),
         harness=harness.to_json() if harness else None,
+        drift={task: (d.drifted, d.baseline_passes, d.baseline_runs)
+               for task, d in drift_records(verdict).items()} if main else None,
     )
 
 
@@ -250,6 +254,7 @@ def run(args: argparse.Namespace) -> int:
     from ci_eval.results import setup_problem
     from ci_eval.results.merge import SHARD_GLOB, merge_shard_folders
     from ci_eval.verdict import planned_shards
+    from ci_eval.verdict import main_drift
     from ci_eval.verdict.assemble import build_verdict
 
     ctx = context.from_env()
@@ -298,6 +303,9 @@ def run(args: argparse.Namespace) -> int:
                             allow_agent_mismatch=args.allow_agent_mismatch,
                             rules=load_config(root).gate, allow_empty=plan is not None,
                             harness_of=harness_files_of(root))
+    main = context.on_default_branch(ctx)
+    if main:  # no pull request to blame: main below its baseline is drift
+        verdict = main_drift.on_default_branch(verdict)
     incomplete = False
     if plan:
         links = {i: jobs[i].url if i in jobs else ctx.run_url for i in planned
@@ -322,7 +330,7 @@ def run(args: argparse.Namespace) -> int:
                                           changed=changed))
     # an incomplete run (a planned shard missing) is neither recorded nor charted
     record = context.on_default_branch(ctx) and not args.no_history and not incomplete
-    current = (this_run(ctx, verdict, compared, k=args.k, root=root)
+    current = (this_run(ctx, verdict, compared, k=args.k, root=root, main=main)
                if (earlier or record) and not incomplete else None)
     if earlier and current is not None:
         actions.append_summary(trend.mermaid_charts([*earlier, current]))

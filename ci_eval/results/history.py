@@ -9,7 +9,8 @@ A summary (schema: `ci-eval schema run-summary`):
      "ci_run": {"id": 123, "attempt": 1, "url": "https://…", "ref": "main"},      (optional)
      "tasks": {"task-001-x": {"runs": 5, "passes": 5, "errors": 0, "requested": 5,
                               "status": "pass", "gate": "unchanged",          (gate optional)
-                              "tokens": 24100, "cost_usd": 0.41, "wall_seconds": 212.5}}}
+                              "tokens": 24100, "cost_usd": 0.41, "wall_seconds": 212.5,
+                              "drifted": false, "baseline": {"passes": 38, "runs": 40}}}}
 
 Per task: `runs` valid runs (errors excluded, timeouts count as fails), `passes`, `errors`,
 `requested` (valid runs asked, see results/summary.py) and `status`, which follows from them:
@@ -19,7 +20,9 @@ Per task: `runs` valid runs (errors excluded, timeouts count as fails), `passes`
 `gate` is the gate's status for the task in that run when the summary was written with a verdict
 (report mode); absent otherwise. `tokens`, `cost_usd`, `wall_seconds` (optional): the totals
 over the task's runs in that CI run, errored runs included, left out when no run reported one
-(what the dashboard, `ci-eval history site`, charts as cost and wall per run).
+(what the dashboard, `ci-eval history site`, charts as cost and wall per run). `drifted` and
+`baseline` (optional, together): on the default branch, for a gated task with a baseline, whether
+main fell below the baseline's line in that run (verdict/main_drift.py) and the baseline's counts.
 
 Order: by `date`, then `recorded_at` (a full UTC timestamp), then file name. Files are named
 `DATE-NNN-COMMIT12.json` (NNN: 1 + the highest counter already used for that date in the folder),
@@ -75,6 +78,15 @@ class TaskRecord:
     tokens: int | None = None  # totals over the task's runs in this CI run
     cost_usd: float | None = None
     wall_seconds: float | None = None
+    # on the default branch, against the baseline (verdict/main_drift.py): main below it?
+    drifted: bool | None = None
+    baseline_passes: int | None = None
+    baseline_runs: int | None = None
+
+    @property
+    def baseline_rate(self) -> Fraction | None:
+        return (Fraction(self.baseline_passes, self.baseline_runs)
+                if self.baseline_runs else None)
 
     @property
     def status(self) -> str:
@@ -92,6 +104,9 @@ class TaskRecord:
         for name in USAGE_FIELDS:
             if getattr(self, name) is not None:
                 data[name] = getattr(self, name)
+        if self.drifted is not None:
+            data["drifted"] = self.drifted
+            data["baseline"] = {"passes": self.baseline_passes, "runs": self.baseline_runs}
         return data
 
 
@@ -157,12 +172,16 @@ def build_summary(
     gate: Mapping[str, str] | None = None,
     ci_run: Mapping | None = None,
     harness: Mapping | None = None,
+    drift: Mapping[str, tuple[bool, int, int]] | None = None,
 ) -> RunSummary:
     """The summary of one CI run from its per-task summaries (results.summary.summarize_results)
-    and, optionally, the gate's status per task (task id -> status, from a Verdict)."""
+    and, optionally, the gate's status per task (task id -> status, from a Verdict) and, on the
+    default branch, its drift (task id -> (drifted, baseline passes, baseline runs))."""
+    drift = drift or {}
     tasks = {
         task: TaskRecord(task, s.runs, s.passes, s.errors, s.requested,
                          gate=(gate or {}).get(task), tokens=s.total_tokens,
+                         **_drift_fields(drift.get(task)),
                          cost_usd=None if s.total_cost_usd is None else round(s.total_cost_usd, 6),
                          wall_seconds=None if s.total_wall_seconds is None
                          else round(s.total_wall_seconds, 3))
@@ -172,6 +191,13 @@ def build_summary(
                       ci_eval_version=ci_eval_version, tasks=tasks,
                       ci_run=dict(ci_run) if ci_run else None,
                       harness=dict(harness) if harness else None)
+
+
+def _drift_fields(drift: tuple[bool, int, int] | None) -> dict:
+    if drift is None:
+        return {}
+    drifted, passes, runs = drift
+    return {"drifted": drifted, "baseline_passes": passes, "baseline_runs": runs}
 
 
 def ci_run_from_env(env: Mapping[str, str]) -> dict | None:
@@ -230,9 +256,18 @@ def parse_summary(data: object, path: object) -> RunSummary:
         if raw["passes"] > raw["runs"]:
             raise UserError(f"{raw['passes']} passes is more than {raw['runs']} runs",
                             path=path, field=f"{where}.passes")
+        if ("drifted" in raw) != ("baseline" in raw):
+            raise UserError("drifted and baseline come together (both or neither)", path=path,
+                            field=f"{where}.{'baseline' if 'drifted' in raw else 'drifted'}")
+        base = raw.get("baseline")
+        if base is not None and base["passes"] > base["runs"]:
+            raise UserError(f"{base['passes']} passes is more than {base['runs']} runs",
+                            path=path, field=f"{where}.baseline.passes")
         record = TaskRecord(task, raw["runs"], raw["passes"], raw["errors"], raw["requested"],
                             gate=raw.get("gate"), tokens=raw.get("tokens"),
-                            cost_usd=raw.get("cost_usd"), wall_seconds=raw.get("wall_seconds"))
+                            cost_usd=raw.get("cost_usd"), wall_seconds=raw.get("wall_seconds"),
+                            **_drift_fields(base and (raw["drifted"], base["passes"],
+                                                      base["runs"])))
         if raw["status"] != record.status:
             raise UserError(f"{raw['status']!r} does not match {raw['passes']}/{raw['runs']} "
                             f"valid runs of {raw['requested']} asked (expected "
