@@ -162,3 +162,50 @@ def test_a_push_below_the_baseline_records_drift(repo_root, make_task, on_main, 
     assert tasks["task-002-beta"]["drifted"] is False
     summary = (on_main / "summary.md").read_text()
     assert "Drift on main: 1 task(s) (task-001-alpha) below the baseline." in summary
+
+
+@pytest.mark.parametrize("value", [0, -1, 21, 2.5, True, "3", None])
+def test_drift_refresh_after_is_validated(value):
+    from ci_eval.agents.gate_config import parse_gate
+
+    with pytest.raises(UserError) as caught:
+        parse_gate({"drift_refresh_after": value}, "ci-eval.yaml")
+    assert str(caught.value).startswith("ci-eval.yaml: gate.drift_refresh_after: expected a "
+                                        "whole number of runs from 1 to 20, got ")
+
+
+def test_drift_refresh_after_defaults_to_3():
+    from ci_eval.agents.gate_config import parse_gate
+
+    assert parse_gate(None, "ci-eval.yaml").drift_refresh_after == 3
+    assert parse_gate({"drift_refresh_after": 5}, "x").drift_refresh_after == 5
+
+
+def test_history_drift_names_the_tasks_due_a_refresh(tmp_path, cli):
+    folder = tmp_path / "history"
+    for day in (1, 2, 3):
+        history.write_summary(folder, _summary(day, {TASK: (1, 5, True, 36, 40),
+                                                     "task-002-b": (5, 5, day != 3, 36, 40)}))
+    root = tmp_path / "repo"
+    root.mkdir()
+    output = tmp_path / "output"
+    output.write_text("")
+    done = cli("history", "drift", "--root", str(root), "--history", str(folder),
+               "--github-output", cwd=tmp_path, env={"GITHUB_OUTPUT": str(output)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("1 task(s) drifted on main in each of their last 3+ recorded "
+                                  "runs (of 3): a baseline refresh is due\n")
+    assert f"  {TASK}: main 0.20 (3/15) over 3 runs, baseline 0.90 (36/40)" in done.stdout
+    assert read_outputs(output) == {"tasks": TASK}
+    (root / "ci-eval.yaml").write_text("gate:\n  drift_refresh_after: 4\n")
+    done = cli("history", "drift", "--root", str(root), "--history", str(folder), "--json",
+               cwd=tmp_path)
+    assert json.loads(done.stdout) == {"after": 4, "recorded_runs": 3, "tasks": []}
+    (root / "ci-eval.yaml").write_text("gate:\n  drift_refresh_after: many\n")
+    done = cli("history", "drift", "--root", str(root), "--history", str(folder), cwd=tmp_path)
+    assert done.returncode == 2 and "gate.drift_refresh_after: expected a whole number" in \
+        done.stderr and "Traceback" not in done.stderr
+    (root / "ci-eval.yaml").unlink()
+    done = cli("history", "drift", "--root", str(root), "--history", str(tmp_path / "none"),
+               cwd=tmp_path)
+    assert done.returncode == 2 and "history folder not found" in done.stderr

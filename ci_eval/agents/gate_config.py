@@ -10,9 +10,17 @@ from typing import Any
 
 from ci_eval.agents.values import check_keys, got, is_number
 from ci_eval.errors import UserError
-from ci_eval.verdict.rules import AXES, DEFAULT_RULES, DRIFT_POLICIES, AxisRule, GateRules
+from ci_eval.verdict.rules import (
+    AXES,
+    DEFAULT_RULES,
+    DRIFT_POLICIES,
+    MAX_DRIFT_REFRESH_AFTER,
+    AxisRule,
+    GateRules,
+)
 
-GATE_KEYS = ("regression_threshold", "min_baseline_rate", *AXES, "drift")
+GATE_KEYS = ("regression_threshold", "min_baseline_rate", *AXES, "drift",
+             "drift_refresh_after")
 AXIS_KEYS = ("max_increase", "fail")
 
 
@@ -68,6 +76,14 @@ def parse_gate(value: Any, path: Path | str) -> GateRules:
             raise UserError(f"expected {' or '.join(DRIFT_POLICIES)}, got {got(value['drift'])}",
                             path=path, field="gate.drift")
         rules = replace(rules, drift=value["drift"])
+    if "drift_refresh_after" in value:
+        after = value["drift_refresh_after"]
+        if (not isinstance(after, int) or isinstance(after, bool)
+                or not 1 <= after <= MAX_DRIFT_REFRESH_AFTER):
+            raise UserError(f"expected a whole number of runs from 1 to "
+                            f"{MAX_DRIFT_REFRESH_AFTER}, got {got(after)}", path=path,
+                            field="gate.drift_refresh_after")
+        rules = replace(rules, drift_refresh_after=after)
     axes = dict(rules.axes)
     for axis in AXES:
         if axis in value:

@@ -84,6 +84,24 @@ def add_parser(subparsers) -> None:
     add_json_argument(site, "print what was written as JSON")
     site.set_defaults(handler=run_site)
 
+    drift = sub.add_parser(
+        "drift",
+        help="the tasks drifted on the default branch for N recorded runs in a row",
+        description="Read the run summaries of the default branch in --history and name the "
+        "tasks that fell below their baseline (drifted) in each of their last N recorded runs, "
+        "N being ci-eval.yaml's gate.drift_refresh_after (default 3): their baseline is due a "
+        "refresh. The scheduled baseline workflow runs just those tasks and opens a refresh "
+        "pull request; nothing updates baseline.json by itself. --github-output writes the "
+        "output `tasks` (space-separated, empty: none). Exit 0, 2 on bad input. See "
+        "docs/lifecycle.md.",
+    )
+    add_root_argument(drift)
+    add_history_argument(drift)
+    drift.add_argument("--github-output", action="store_true",
+                       help="also write the output `tasks` to $GITHUB_OUTPUT")
+    add_json_argument(drift, "print JSON")
+    drift.set_defaults(handler=run_drift)
+
     fetch = sub.add_parser(
         "fetch",
         help="download the run summaries of the last successful eval runs on GitHub",
@@ -235,6 +253,33 @@ def run_site(args: argparse.Namespace) -> int:
     print(f"wrote {page}: {counts['runs']} run(s), {counts['tasks']} task(s), "
           f"{counts['worse']} worse since the baseline, {counts['flaky']} flaky, "
           f"{counts['archived']} archived")
+    return 0
+
+
+def run_drift(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from ci_eval.agents.config_file import load_config
+    from ci_eval.github import actions
+    from ci_eval.render.compare import fmt_rate
+    from ci_eval.results.history import load_history
+    from ci_eval.verdict.main_drift import refresh_due
+
+    after = load_config(Path(args.root)).gate.drift_refresh_after
+    summaries = load_history(history_dir(args), missing_ok=args.history is None)
+    due = refresh_due(summaries, after)
+    if args.github_output:
+        actions.set_outputs({"tasks": " ".join(d.task for d in due)})
+    if args.json:
+        print(json.dumps({"after": after, "recorded_runs": len(summaries),
+                          "tasks": [d.to_json() for d in due]}, indent=2))
+        return 0
+    print(f"{len(due)} task(s) drifted on main in each of their last {after}+ recorded runs "
+          f"(of {len(summaries)}): " + ("a baseline refresh is due" if due else "none"))
+    for d in due:
+        print(f"  {d.task}: main {fmt_rate(d.passes, d.runs)} over {d.streak} runs, baseline "
+              f"{fmt_rate(d.baseline_passes, d.baseline_runs)}")
     return 0
 
 

@@ -10,6 +10,8 @@ reach to be gated, and the cost / tokens / wall limits. ci-eval.yaml's `gate:` s
       wall:   {max_increase: 0.5, fail: false}
       drift: warn                  # a task both arms fail against the baseline (`run
                                    # --control-ref`): warn (shown, passes) or fail
+      drift_refresh_after: 3       # the scheduled baseline workflow opens a refresh PR for a
+                                   # task drifted on main in this many recorded runs in a row
 
 Rates are exact fractions (0.30 in YAML is 3/10). An axis flags a task when its mean rose by
 more than `max_increase` AND the rise is evidence, not noise (verdict/axes.py); `fail: true`
@@ -28,6 +30,8 @@ DEFAULT_MAX_INCREASE = Fraction(1, 2)
 AXES = {"cost": "cost_usd", "tokens": "tokens", "wall": "wall_seconds"}
 AXIS_UNITS = {"cost": "$", "tokens": "", "wall": "s"}
 DRIFT_POLICIES = ("warn", "fail")
+DEFAULT_DRIFT_REFRESH_AFTER = 3
+MAX_DRIFT_REFRESH_AFTER = 20  # the history the scheduled baseline workflow fetches
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,7 @@ class GateRules:
     min_baseline_rate: Fraction = DEFAULT_MIN_BASELINE_RATE
     axes: dict[str, AxisRule] = field(default_factory=_default_axes)
     drift: str = "warn"  # DRIFT_POLICIES: does a drifted task fail the check?
+    drift_refresh_after: int = DEFAULT_DRIFT_REFRESH_AFTER  # drifted runs on main in a row
 
     def describe(self) -> str:
         """The rules in one line: what the comment's footer states."""
