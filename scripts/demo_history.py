@@ -9,7 +9,8 @@ rendered from:
     ci-eval history site --history /tmp/history --baseline /tmp/baseline.json --out /tmp/site
     chromium --headless --screenshot=docs/dashboard.png --window-size=1100,1250 /tmp/site/index.html
 
-Deterministic for a given --seed. One task drifts down from the middle of the window, one gets
+With --baseline, every later run also records main's drift against it, per gated task (the gate's
+rate rule). Deterministic for a given --seed. One task drifts down from the middle of the window, one gets
 3x more expensive at the same pass rate, two are flaky (pass rate 0.6); the others pass at 0.97
 or more.
 """
@@ -21,6 +22,7 @@ import datetime as dt
 import hashlib
 import random
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -29,6 +31,8 @@ from ci_eval import __version__
 from ci_eval.results import history
 from ci_eval.results.summary import summarize
 from ci_eval.verdict.baseline import Baseline, BaselineEntry, save_baseline
+from ci_eval.verdict.gate import rate_status
+from ci_eval.verdict.rules import DEFAULT_MIN_BASELINE_RATE
 
 
 def write_baseline(path: Path, counts: dict[str, list[int]], recorded: str, agent: str) -> None:
@@ -84,9 +88,15 @@ def main(argv=None) -> int:
             if run < args.baseline_runs:
                 pooled[task][0] += sum(r["status"] == "pass" for r in records)
                 pooled[task][1] += len(records)
+        drift = None
+        if args.baseline and run >= args.baseline_runs:  # main against the recorded baseline
+            drift = {task: (rate_status(Fraction(*pooled[task]), s.passes, s.runs) == "regressed",
+                            *pooled[task]) for task, s in summaries.items()
+                     if s.runs and Fraction(*pooled[task]) >= DEFAULT_MIN_BASELINE_RATE}
         summary = history.build_summary(
             summaries, date=moment.date().isoformat(), recorded_at=history.utc_timestamp(moment),
-            commit=f"{rng.getrandbits(160):040x}", agent=args.agent, ci_eval_version=__version__)
+            commit=f"{rng.getrandbits(160):040x}", agent=args.agent, ci_eval_version=__version__,
+            drift=drift)
         history.write_summary(Path(args.out), summary)
         if args.baseline and run == min(args.runs, args.baseline_runs) - 1:
             write_baseline(args.baseline, pooled, summary.date, args.agent)

@@ -173,3 +173,36 @@ def test_odd_numbers_are_left_out_not_drawn_or_summed():
     assert cell["cost"] is None and cell["wall"] is None and cell["tokens"] is None
     assert data["runs"][0]["runs"] == 5 and data["has_cost"] is False
     json.loads(_script_json(data))  # finite, JSON-able
+
+
+def drift_record(task, passes, drifted, base=(9, 10), runs=5):
+    return TaskRecord(task, runs, passes, 0, runs, drifted=drifted, baseline_passes=base[0],
+                      baseline_runs=base[1])
+
+
+def test_main_against_its_baseline_per_run_with_the_drifted_runs_marked():
+    runs = [summary(1, [record("task-001-a", 5), record("task-002-b", 5)]),  # before drift
+            summary(2, [drift_record("task-001-a", 5, False), drift_record("task-002-b", 1, True)]),
+            summary(3, [drift_record("task-001-a", 1, True), drift_record("task-002-b", 0, True)]),
+            summary(4, [drift_record("task-002-b", 2, True)])]  # task-001 not run
+    data = dashboard_data(runs, refresh_after=3)
+    assert data["settings"]["refresh_after"] == 3
+    first, second = data["drift"]
+    assert first["task"] == "task-002-b" and first["streak"] == 3 and first["refresh_due"]
+    assert first["points"][0] is None  # the run before drift was recorded
+    assert first["points"][1] == {"passes": 1, "runs": 5, "rate": 0.2, "baseline_passes": 9,
+                                  "baseline_runs": 10, "baseline_rate": 0.9, "drifted": True}
+    assert (first["drifted_runs"], first["judged_runs"]) == (3, 3)
+    assert first["latest"]["passes"] == 2
+    assert second["task"] == "task-001-a" and second["streak"] == 1 and not second["refresh_due"]
+    assert second["points"][3] is None and second["latest"]["drifted"] is True
+    cells = by_task(data)["task-002-b"]["cells"]
+    assert [c["drifted"] for c in cells] == [False, True, True, True]
+    assert dashboard_data(runs, refresh_after=4)["drift"][0]["refresh_due"] is False
+
+
+def test_no_drift_recorded_no_drift_rows_and_out_of_range_baselines_are_left_out():
+    assert dashboard_data(history({"task-001-a": [5, 4]}))["drift"] == []
+    bad = [summary(1, [drift_record("task-001-a", 1, True, base=(11, 10))]),
+           summary(2, [drift_record("task-001-a", 1, True, base=(1, 10**9))])]
+    assert dashboard_data(bad)["drift"] == []

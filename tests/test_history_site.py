@@ -70,7 +70,7 @@ def test_site_writes_one_offline_page(site, cli):
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report == {"path": str(out / "index.html"), "runs": 13, "tasks": 6, "worse": 1,
-                      "flaky": 2, "archived": 1, "baseline": str(root / "baseline.json")}
+                      "drifted": 1, "flaky": 2, "archived": 1, "baseline": str(root / "baseline.json")}
     page = (out / "index.html").read_text()
     assert "<script src" not in page and "<link" not in page  # everything inline
     assert "Content-Security-Policy" in page and "default-src 'none'" in page
@@ -99,6 +99,11 @@ def test_dashboard_renders_in_chromium_without_console_lines(site, cli):
     assert grid.count('class="since"') + grid.count(' since"') >= 5  # the baseline's edge per row
     assert ">B<" in grid and ">A<" in grid  # baseline recorded; the hostile run's agent differs
     assert "!" in rows[0]  # a run of the drifted task below its own rate
+    assert rows[0].count("drifted") >= 2  # main below its baseline in those runs (demo: 4)
+    drift = section(dom, "Main against its baseline (drift)")
+    drift_rows = drift.split("<tr>")[2:]
+    assert drift_rows[0].startswith("<td>task-002-fix-off-by-one</td>"), drift
+    assert drift.count("<circle") >= 2 and "<path" in drift  # the drifted runs' red dots
     # the task that got 3x dearer leads the cost table
     cost = section(dom, "Cost per agent run, per task")
     assert cost.split("<td>", 1)[1].startswith("task-005-csv-quoting") and "×" in cost

@@ -227,6 +227,7 @@ def run_site(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
+    from ci_eval.agents.config_file import load_config
     from ci_eval.output import ensure_dir, write_atomic
     from ci_eval.render.dashboard import dashboard_data
     from ci_eval.render.site import read_library, render_site
@@ -239,19 +240,22 @@ def run_site(args: argparse.Namespace) -> int:
     path = baseline_path(Path(args.root), args.baseline)
     named = args.baseline is not None or path.exists() or path.is_symlink()
     baseline = load_baseline(path) if named else None
-    data = dashboard_data(summaries, baseline=baseline, archived=archived_tasks(Path(args.root)))
+    data = dashboard_data(summaries, baseline=baseline, archived=archived_tasks(Path(args.root)),
+                          refresh_after=load_config(Path(args.root)).gate.drift_refresh_after)
     out = ensure_dir(Path(args.out), field="--out")
     page = out / "index.html"
     write_atomic(page, render_site(data, read_library(), title=args.title), field="--out")
     counts = {"runs": len(data["runs"]), "tasks": len(data["tasks"]),
               "worse": sum(1 for t in data["tasks"] if t["change"]["verdict"] == "worse"),
+              "drifted": sum(1 for d in data["drift"] if d["latest"]["drifted"]),
               "flaky": len(data["flaky"]), "archived": len(data["archived"])}
     if args.json:
         print(json.dumps({"path": str(page), **counts,
                           "baseline": str(path) if baseline else None}, indent=2))
         return 0
     print(f"wrote {page}: {counts['runs']} run(s), {counts['tasks']} task(s), "
-          f"{counts['worse']} worse since the baseline, {counts['flaky']} flaky, "
+          f"{counts['worse']} worse since the baseline, {counts['drifted']} drifted on main, "
+          f"{counts['flaky']} flaky, "
           f"{counts['archived']} archived")
     return 0
 

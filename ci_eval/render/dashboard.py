@@ -16,6 +16,11 @@ and every x axis uses that number, never the record time):
     digest differs from the run before; summaries without one mark nothing) and the agent
     changed;
   - per task cost and wall per agent run in each CI run, and their change since the reference;
+  - main against its baseline (drift): per task, main's pass rate in each run on the default
+    branch beside the baseline it was compared with (the run summary's `drifted` / `baseline`,
+    verdict/main_drift.py), the runs where main was below it marked, and the current streak of
+    drifted runs; a streak of `refresh_after` (gate.drift_refresh_after) or more is due a
+    baseline refresh, as the scheduled baseline workflow decides (main_drift.refresh_due);
   - flaky tasks, judged against the task's own rate: a task with both outcomes and no clear
     change whose rate, even at the top of its 95% interval, leaves a CI run of k runs at least
     FLAKY_CHANCE likely to hold a fail (1 - rate^k). One fail among many passes is not flaky.
@@ -34,6 +39,8 @@ from collections.abc import Mapping, Sequence
 from ci_eval.results import stats
 from ci_eval.results.history import RunSummary, TaskRecord, tasks_in
 from ci_eval.verdict.baseline import Baseline
+from ci_eval.verdict.main_drift import current_streak
+from ci_eval.verdict.rules import DEFAULT_DRIFT_REFRESH_AFTER
 
 RECENT_RUNS = 3  # the runs "now" is pooled from, per task
 ALPHA = 0.01  # a change since the reference is clear below this one-sided p (many tasks)
@@ -150,7 +157,8 @@ def _cell(counts: tuple[int, int, int] | None, record: TaskRecord | None,
             "rate": round(passes / runs, 4) if runs else None,
             "cost": _per_attempt(record.cost_usd, MAX_USD, attempts),
             "wall": _per_attempt(record.wall_seconds, MAX_SECONDS, attempts),
-            "tokens": _per_attempt(record.tokens, MAX_TOKENS, attempts), "below": False}
+            "tokens": _per_attempt(record.tokens, MAX_TOKENS, attempts), "below": False,
+            "drifted": record.drifted is True}
     if runs and before[1]:
         cell["below"] = stats.binomial_tail(passes, runs, _smoothed(*before)) < CELL_ALPHA
     return cell
@@ -212,6 +220,32 @@ def _task_row(task: str, summaries: Sequence[RunSummary], baseline: Baseline | N
     }
 
 
+def _drift_point(record: TaskRecord | None) -> dict | None:
+    counts = _counts(record)
+    if counts is None or record.drifted is None or not counts[1]:
+        return None
+    base_passes, base_runs = record.baseline_passes, record.baseline_runs
+    if (bounded(base_runs, 10 * MAX_COUNT) is None or not base_runs
+            or bounded(base_passes, base_runs) is None):
+        return None
+    passes, runs, _errors = counts
+    return {"passes": passes, "runs": runs, "rate": round(passes / runs, 4),
+            "baseline_passes": base_passes, "baseline_runs": base_runs,
+            "baseline_rate": round(base_passes / base_runs, 4), "drifted": record.drifted}
+
+
+def _drift_row(task: str, summaries: Sequence[RunSummary], refresh_after: int) -> dict | None:
+    """Main's rate against its baseline per run (None where the run did not judge the task)."""
+    points = [_drift_point(s.tasks.get(task)) for s in summaries]
+    judged = [p for p in points if p is not None]
+    if not judged:
+        return None
+    streak = len(current_streak(summaries, task))
+    return {"task": task, "points": points, "drifted_runs": sum(p["drifted"] for p in judged),
+            "judged_runs": len(judged), "latest": judged[-1], "streak": streak,
+            "refresh_due": streak >= refresh_after}
+
+
 def _order(row: dict) -> tuple:
     change = row["change"]
     rank = {"worse": 0, "better": 1}.get(change["verdict"], 2)
@@ -219,20 +253,25 @@ def _order(row: dict) -> tuple:
 
 
 def dashboard_data(summaries: Sequence[RunSummary], *, baseline: Baseline | None = None,
-                   archived: Sequence[dict] = ()) -> dict:
+                   archived: Sequence[dict] = (),
+                   refresh_after: int = DEFAULT_DRIFT_REFRESH_AFTER) -> dict:
     """Everything the page draws (see the module docstring)."""
     rows = sorted((_task_row(task, summaries, baseline) for task in tasks_in(summaries)),
                   key=_order)
+    drift = [d for d in (_drift_row(row["task"], summaries, refresh_after) for row in rows) if d]
+    drift.sort(key=lambda d: (-d["streak"], not d["latest"]["drifted"], -d["drifted_runs"],
+                              d["task"]))
     flaky = [f for f in (_flaky(row) for row in rows) if f is not None]
     flaky.sort(key=lambda f: (-f["fail_chance"], f["task"]))
     cells = [c for row in rows for c in row["cells"] if c]
     return {
         "runs": _columns(summaries), "tasks": rows, "flaky": flaky, "archived": list(archived),
+        "drift": drift,
         "has_cost": any(c.get("cost") is not None for c in cells),
         "has_wall": any(c.get("wall") is not None for c in cells),
         "baseline": None if baseline is None else {
             "agent": baseline.agent, "tasks": len(baseline.entries),
             "recorded": sorted({e.recorded for e in baseline.entries.values()})[-3:]},
         "settings": {"recent_runs": RECENT_RUNS, "alpha": ALPHA, "cell_alpha": CELL_ALPHA,
-                     "flaky_chance": FLAKY_CHANCE},
+                     "flaky_chance": FLAKY_CHANCE, "refresh_after": refresh_after},
     }

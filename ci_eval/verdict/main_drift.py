@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ci_eval.results.history import RunSummary, tasks_in
+from ci_eval.results.history import RunSummary, TaskRecord, tasks_in
 from ci_eval.verdict.model import TaskVerdict, Verdict
 
 MAIN_DRIFT_NOTE = ("main is below its baseline (drift, not a pull request's regression): "
@@ -94,26 +94,33 @@ class RefreshDue:
                 "baseline_runs": self.baseline_runs}
 
 
+def current_streak(summaries: Sequence[RunSummary], task: str) -> list[TaskRecord]:
+    """The task's records of its latest drifted runs in a row, newest first (oldest-first
+    `summaries`; runs that did not judge the task against its baseline are passed over). The
+    streak is cut where the task's baseline changed: a refresh already merged starts it anew."""
+    judged = [r for s in summaries if (r := s.tasks.get(task)) is not None
+              and r.drifted is not None]
+    if not judged:
+        return []
+    latest = (judged[-1].baseline_passes, judged[-1].baseline_runs)
+    streak = []
+    for record in reversed(judged):
+        if not record.drifted or (record.baseline_passes, record.baseline_runs) != latest:
+            break
+        streak.append(record)
+    return streak
+
+
 def refresh_due(summaries: Sequence[RunSummary], after: int) -> list[RefreshDue]:
     """The tasks whose baseline a refresh pull request should update: drifted in each of their
-    last `after` (or more) recorded runs (oldest first; runs that did not judge a task against
-    its baseline are passed over). The streak is cut where the task's baseline changed: a
-    refresh already merged starts it anew."""
+    last `after` (or more) recorded runs (current_streak)."""
     if after < 1:
         raise ValueError("after must be >= 1")
     due = []
     for task in tasks_in(summaries):
-        judged = [r for s in summaries if (r := s.tasks.get(task)) is not None
-                  and r.drifted is not None]
-        if not judged:
-            continue
-        latest = (judged[-1].baseline_passes, judged[-1].baseline_runs)
-        streak = []
-        for record in reversed(judged):
-            if not record.drifted or (record.baseline_passes, record.baseline_runs) != latest:
-                break
-            streak.append(record)
+        streak = current_streak(summaries, task)
         if len(streak) >= after:
             due.append(RefreshDue(task, len(streak), sum(r.passes for r in streak),
-                                  sum(r.runs for r in streak), *latest))
+                                  sum(r.runs for r in streak), streak[0].baseline_passes,
+                                  streak[0].baseline_runs))
     return due
