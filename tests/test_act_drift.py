@@ -12,6 +12,8 @@ the model working and main's rule.
   regression  the model works; a pull request drops the rule from CLAUDE.md -> the PR arm fails,
               the control arm passes: the check is red, ONE comment says regressed with both
               arms' rates.
+  main        the model breaks; a push to main: the report is green with a drift warning, and
+              the run summary it uploads records the task drifted beside the baseline's counts.
   refresh     the scheduled baseline.yml reads the history of eval.yml on main (three drifted
               runs of the task) and opens a refresh pull request for just that task.
 
@@ -147,6 +149,25 @@ def test_dropping_the_harness_rule_is_red_with_one_comment_and_both_rates(tmp_pa
     assert control and control.group(1) == control.group(2), body
     assert "worse than the control arm" in body, body
     assert "drifted" not in body.split("<details>")[0], body
+
+
+def test_a_push_to_main_below_its_baseline_is_green_and_records_drift(tmp_path, api):
+    repo, model, flags = team_repo(tmp_path)
+    git(repo, "checkout", "--quiet", "main")
+    model.write_text("broken\n")
+    event = {"ref": "refs/heads/main", "after": "0" * 40,
+             "repository": {"full_name": REPOSITORY, "default_branch": "main"}}
+    done = run_act(repo, api, tmp_path / "act", event=event, extra_flags=flags,
+                   env={"CI_EVAL_NO_ISOLATION": "1"}, timeout=900)
+    results = job_results(done.stdout)
+    assert results.get("report") == "succeeded", done.stdout[-6000:]
+    assert f"::warning title=ci-eval drift::{TASK} drifted: main is below its baseline" \
+        in done.stdout
+    [summary_file] = (tmp_path / "act" / "artifacts" / "ci-eval-history").iterdir()
+    record = history.read_summary(summary_file).tasks[TASK]
+    assert record.gate == "drifted" and record.drifted is True and record.passes == 0
+    assert (record.baseline_passes, record.baseline_runs) == (10, 10)
+    assert api.comments_on(REPOSITORY, 7) == []
 
 
 def summary_zip(run_id: int, day: int, passes: int, drifted: bool) -> bytes:
