@@ -34,17 +34,20 @@ def _tv(task: str, status: str, passes: int, runs: int = 5, gated: bool = True) 
 
 def test_a_regression_on_the_default_branch_is_drift_and_passes_under_warn():
     verdict = _verdict(_tv("task-001-a", "regressed", 1), _tv("task-002-b", "unchanged", 5),
-                       _tv("task-003-c", "regressed", 0, gated=False))
+                       _tv("task-003-c", "regressed", 0, gated=False),
+                       _tv("task-004-d", "inconclusive", 2))
     judged = main_drift.on_default_branch(verdict)
-    assert [t.status for t in judged.tasks] == ["drifted", "unchanged", "regressed"]
-    assert judged.passed and judged.exit_code == 0
+    assert [t.status for t in judged.tasks] == ["drifted", "unchanged", "regressed",
+                                                "inconclusive"]
+    assert judged.exit_code == 1  # the inconclusive task still fails, as anywhere
+    assert not judged.tasks[0].fails_gate
     assert "main is below its baseline" in judged.tasks[0].note
     [note] = judged.notes
     assert note.startswith("Drift on main: 1 task(s) (task-001-a) below the baseline.")
     assert note.endswith("Drift does not fail the check.")
     assert main_drift.drift_records(judged) == {
         "task-001-a": main_drift.DriftRecord(True, 36, 40),
-        "task-002-b": main_drift.DriftRecord(False, 36, 40)}  # not gated: no record
+        "task-002-b": main_drift.DriftRecord(False, 36, 40)}  # not gated, inconclusive: none
 
 
 def test_under_drift_fail_main_drift_fails_the_check():

@@ -60,13 +60,19 @@ class DriftRecord:
 
 
 def drift_records(verdict: Verdict) -> dict[str, DriftRecord]:
-    """Per gated task with a baseline and valid runs: drifted or not, and the baseline's counts."""
+    """Per task the rate rule judged (_judged): drifted or not, and the baseline's counts."""
     return {t.task: DriftRecord(t.status == "drifted", t.baseline_passes, t.baseline_runs)
             for t in verdict.tasks if _judged(t)}
 
 
+JUDGED_STATUSES = ("drifted", "unchanged", "improved")  # what the rate rule decided on main
+
+
 def _judged(t: TaskVerdict) -> bool:
-    return bool(t.gated and t.runs and t.baseline_runs and t.baseline_passes is not None)
+    """A task the rate rule judged against its baseline in this run (an inconclusive, a
+    prompt-changed or an aspirational task is left out: it neither drifts nor clears)."""
+    return bool(t.gated and t.status in JUDGED_STATUSES and t.runs and t.baseline_runs
+                and t.baseline_passes is not None)
 
 
 @dataclass(frozen=True)
