@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gate_sim import Judge, after_drop, binomial, gated, true_rates
 
-from ci_eval.verdict import confirmation, control
+from ci_eval.verdict import confirmation, control, gate
 
 PR_DROP = Fraction(4, 10)
 DRIFTS = (Fraction(0), Fraction(1, 10), Fraction(2, 10))
@@ -45,15 +45,21 @@ TARGETS = {"pr_fail_drift_0_1": ("<=", 0.02), "pr_fail_drift_0_2": ("<=", 0.02),
 class ArmJudge:
     """control.next_step / arm_status, memoized (pure; asked the same states many times)."""
 
-    def __init__(self, stages, alpha):
-        self.stages, self.alpha = stages, alpha
+    def __init__(self, stages, alpha, futility=control.FUTILITY_P):
+        self.stages, self.alpha, self.futility = stages, alpha, futility
         self._step, self._status = {}, {}
 
     def step(self, base, a, n, c, m):
         key = (base, a, n, c, m)
         if key not in self._step:
-            self._step[key] = control.next_step(base, a, n, c, m, self.stages, alpha=self.alpha)
+            self._step[key] = control.next_step(base, a, n, c, m, self.stages, alpha=self.alpha,
+                                                futility=self.futility)
         return self._step[key]
+
+    def screen_clears(self, base, passes, runs) -> bool:
+        """The first stage alone ends the task (the baseline screen clears it): no control."""
+        step = confirmation.next_step(base, passes, runs, self.stages)
+        return not step.runs_to_add and not gate.is_regression(base, Fraction(passes, runs))
 
     def status(self, base, a, n, c, m):
         key = (base, a, n, c, m)
@@ -77,16 +83,18 @@ def trial(rng, alone: Judge, arms: ArmJudge, rates, n_baseline, k, drift, drop, 
     baselines = [Fraction(binomial(rng, n_baseline, float(p)), n_baseline) for p in rates]
     candidates = [i for i, b in enumerate(baselines) if gated(b)]
     target = rng.choice(candidates) if drop and candidates else None
-    failed, flagged, runs, control_runs, drifted = [False, False], [False, False], [0, 0], 0, 0
+    failed, flagged, runs, control_runs, drifted = [False, False], [False, False], [0, 0, 0], 0, 0
     for i, p in enumerate(rates):
         base = baselines[i]
         if not gated(base):
             runs[0] += k
             runs[1] += k
+            runs[2] += k
             continue
         main_rate = float(after_drop(p, drift))
         now = float(after_drop(after_drop(p, drift), drop)) if i == target else main_rate
         first = binomial(rng, k, now)
+        runs[2] += k + (0 if arms.screen_clears(base, first, k) else arms.stages[0])
         passes, used = first, k  # the baseline alone
         while extra := alone.runs_to_add(base, passes, used):
             passes += binomial(rng, extra, now)
@@ -106,30 +114,53 @@ def trial(rng, alone: Judge, arms: ArmJudge, rates, n_baseline, k, drift, drop, 
 
 
 def scenario(rng, alone, arms, rates, args, drift, drop):
-    fails, flags, runs, counted, ctl, drifted = [0, 0], [0, 0], [0, 0], 0, 0, 0
+    """One scenario's figures: [baseline alone, control arm] for PRs failed, the dropped task
+    flagged and runs per PR / (tasks x k), each with its 95% interval half-width (`*_ci`);
+    `floor_ratio`: the runs if every task the first stage does not clear got one stage of
+    control runs and nothing more (see control_floor)."""
+    fails, flags, ctl, drifted = [0, 0], [0, 0], 0, 0
+    per_trial = [[], [], []]  # runs of each PR: baseline alone, control arm, floor
     for _ in range(args.trials):
         failed, flagged, used, control_runs, n_drifted, target = trial(
             rng, alone, arms, rates, args.baseline_runs, args.k, drift, drop, args.drift_fails)
         if drop and target is None:
             continue
-        counted += 1
         ctl += control_runs
         drifted += n_drifted
         for mode in (0, 1):
             fails[mode] += failed[mode]
             flags[mode] += flagged[mode]
-            runs[mode] += used[mode]
-    suite = max(counted, 1) * len(rates) * args.k
-    counted = max(counted, 1)
+        for mode in (0, 1, 2):
+            per_trial[mode].append(used[mode] / (len(rates) * args.k))
+    counted = max(len(per_trial[0]), 1)
+    ratios = [mean_ci(values) for values in per_trial]
     return {"pr_fail": [f / counted for f in fails], "flagged": [f / counted for f in flags],
-            "runs_ratio": [r / suite for r in runs], "control_share": ctl / max(runs[1], 1),
-            "drifted_per_pr": drifted / counted, "trials": counted}
+            "pr_fail_ci": [proportion_ci(f, counted) for f in fails],
+            "flagged_ci": [proportion_ci(f, counted) for f in flags],
+            "runs_ratio": [r[0] for r in ratios[:2]], "runs_ratio_ci": [r[1] for r in ratios[:2]],
+            "floor_ratio": ratios[2][0],
+            "control_share": ctl / max(sum(per_trial[1]) * len(rates) * args.k, 1),
+            "drifted_per_pr": drifted / counted, "trials": len(per_trial[0])}
+
+
+def proportion_ci(hits: int, n: int) -> float:
+    """Half-width of the 95% interval of hits/n (normal approximation, at least 1/n's worth)."""
+    rate = hits / max(n, 1)
+    return 1.96 * math.sqrt(max(rate * (1 - rate), 1 / max(n, 1)) / max(n, 1))
+
+
+def mean_ci(values: list[float]) -> tuple[float, float]:
+    """(mean, half-width of its 95% interval)."""
+    n = max(len(values), 1)
+    mean = sum(values) / n
+    spread = sum((v - mean) ** 2 for v in values) / max(n - 1, 1)
+    return mean, 1.96 * math.sqrt(spread / n)
 
 
 def run(args) -> dict:
     rates = true_rates(args.tasks)
     stages = confirmation.DEFAULT_STAGES
-    alone, arms = Judge(stages), ArmJudge(stages, args.alpha)
+    alone, arms = Judge(stages), ArmJudge(stages, args.alpha, args.futility)
     rows = {}
     cases = [(f"drift {float(d):.1f}", d, Fraction(0)) for d in DRIFTS]
     cases += [(f"drift {float(d):.1f} + PR drop 0.4", d, PR_DROP) for d in DRIFTS]
@@ -153,6 +184,7 @@ def run(args) -> dict:
            for key, (op, t) in TARGETS.items()}
     return {"settings": {"tasks": args.tasks, "k": args.k, "baseline_runs": args.baseline_runs,
                          "trials": args.trials, "seed": args.seed, "alpha": str(args.alpha),
+                         "futility": str(args.futility),
                          "drift_fails": args.drift_fails, "stages": list(stages)},
             "scenarios": rows, "figures": figures, "met": met}
 
@@ -160,24 +192,28 @@ def run(args) -> dict:
 def print_report(out: dict) -> None:
     s = out["settings"]
     print(f"gate_drift: {s['tasks']} tasks, baselines of {s['baseline_runs']} runs, PR k={s['k']}, "
-          f"{s['trials']} trials per scenario, seed {s['seed']}, control alpha {s['alpha']}"
-          f"{', drift: fail' if s['drift_fails'] else ''}")
-    n = s["trials"]
-    print(f"\n  {'':44}{'baseline alone':>15}{'control arm':>13}")
+          f"{s['trials']} trials per scenario, seed {s['seed']}, control alpha {s['alpha']}, "
+          f"futility p >= {s['futility']}{', drift: fail' if s['drift_fails'] else ''}")
+    print("  (± : half-width of the 95% interval; trials: PRs counted, a drop scenario counts "
+          "only PRs whose dropped task is gated)")
+    print(f"\n  {'':44}{'baseline alone':>15}{'control arm':>18}")
     for label, row in out["scenarios"].items():
         key = "flagged" if "drop" in label else "pr_fail"
         what = "flags the task" if key == "flagged" else "PRs failed"
-        err = math.sqrt(max(row[key][1] * (1 - row[key][1]), 1e-9) / max(row["trials"], 1))
-        print(f"  {label + ': ' + what:44}{100 * row[key][0]:14.1f}%{100 * row[key][1]:12.1f}%"
-              f"  ±{100 * err:.1f}   drifted tasks/PR {row['drifted_per_pr']:.2f}")
+        print(f"  {label + ': ' + what:44}{100 * row[key][0]:8.1f}% ±{100 * row[key + '_ci'][0]:4.1f}"
+              f"{100 * row[key][1]:10.1f}% ±{100 * row[key + '_ci'][1]:4.1f}"
+              f"   trials {row['trials']}, drifted tasks/PR {row['drifted_per_pr']:.2f}")
+    print(f"\n  {'runs per PR / (5 x tasks)':44}{'baseline alone':>15}{'control arm':>18}"
+          f"{'floor':>8}")
     for label, row in out["scenarios"].items():
-        print(f"  {'runs vs 5/task, ' + label:44}{row['runs_ratio'][0]:14.2f}x"
-              f"{row['runs_ratio'][1]:12.2f}x  (control arm {100 * row['control_share']:.0f}%"
-              " of them)")
+        print(f"  {label:44}{row['runs_ratio'][0]:8.2f}x ±{row['runs_ratio_ci'][0]:4.2f}"
+              f"{row['runs_ratio'][1]:10.2f}x ±{row['runs_ratio_ci'][1]:4.2f}"
+              f"{row['floor_ratio']:7.2f}x  (control arm {100 * row['control_share']:.0f}%)")
+    print("  floor: one stage of control runs on every gated task the first stage does not clear,"
+          " nothing more")
     print("  targets: " + "; ".join(
         f"{key} {out['figures'][key]:.4g} {op} {t:g}: {'met' if out['met'][key] else 'NOT met'}"
         for key, (op, t) in TARGETS.items()))
-    del n
 
 
 def main(argv=None) -> int:
@@ -189,6 +225,9 @@ def main(argv=None) -> int:
     parser.add_argument("--baseline-runs", type=int, default=40)
     parser.add_argument("--alpha", type=Fraction, default=control.CONTROL_ALPHA,
                         help="the control test's level per task (default: the shipped one)")
+    parser.add_argument("--futility", type=Fraction, default=control.FUTILITY_P,
+                        help="both arms stop once the one-sided p is at least this "
+                             "(default: the shipped one)")
     parser.add_argument("--drift-fails", action="store_true",
                         help="as with `gate: {drift: fail}`: a drifted task fails the PR")
     parser.add_argument("--json", action="store_true")
@@ -197,6 +236,8 @@ def main(argv=None) -> int:
         parser.error("--trials, --tasks, -k and --baseline-runs must be at least 1")
     if not 0 < args.alpha < 1:
         parser.error(f"--alpha: expected a level between 0 and 1, got {args.alpha}")
+    if not 0 < args.futility <= 1:
+        parser.error(f"--futility: expected a p between 0 (excluded) and 1, got {args.futility}")
     out = run(args)
     if args.json:
         print(json.dumps(out, indent=2, default=str))

@@ -142,3 +142,11 @@ def test_gate_drift_policy_in_ci_eval_yaml():
     with pytest.raises(UserError) as caught:
         parse_gate({"drift": "ignore"}, "ci-eval.yaml")
     assert str(caught.value) == "ci-eval.yaml: gate.drift: expected warn or fail, got \"ignore\""
+
+
+def test_the_futility_level_is_a_parameter_of_next_step():
+    base = Fraction(9, 10)
+    # 3/10 against 6/10: a weak case against the PR (p about 0.18)
+    assert control.FUTILITY_P > control.worse_p(3, 10, 6, 10) > Fraction(1, 10)
+    assert control.next_step(base, 3, 10, 6, 10).reason == "suspect"
+    assert control.next_step(base, 3, 10, 6, 10, futility=Fraction(1, 10)).reason == "not-worse"

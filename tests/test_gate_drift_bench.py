@@ -9,6 +9,8 @@ import sys
 from fractions import Fraction
 from pathlib import Path
 
+import pytest
+
 from ci_eval.verdict import control
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
@@ -24,7 +26,8 @@ def load_bench():
 
 def _args(**kw):
     values = {"trials": 150, "seed": 3, "tasks": 8, "k": 5, "baseline_runs": 40,
-              "alpha": control.CONTROL_ALPHA, "drift_fails": False, "json": True}
+              "alpha": control.CONTROL_ALPHA, "futility": control.FUTILITY_P,
+              "drift_fails": False, "json": True}
     values.update(kw)
     return argparse.Namespace(**values)
 
@@ -53,3 +56,55 @@ def test_the_figures_follow_the_product_functions(monkeypatch):
 def test_drift_fail_counts_drifted_tasks_as_failures():
     out = load_bench().run(_args(drift_fails=True, alpha=Fraction(1, 1500)))
     assert out["scenarios"]["drift 0.2"]["pr_fail"][1] > 0.4
+
+
+def test_the_figures_of_a_fixed_seed_with_their_intervals_and_the_floor():
+    out = load_bench().run(_args(tasks=20, trials=200, seed=1))
+    figures, rows = out["figures"], out["scenarios"]
+    # the error targets, met on this seed (docs/gate.md has the 4000-trial figures)
+    assert figures["false_alarm_per_pr"] <= 0.02
+    assert figures["pr_fail_drift_0_1"] <= 0.02 and figures["pr_fail_drift_0_2"] <= 0.02
+    assert figures["detect_drop_0_4_drift_0_1"] >= 0.7 and figures["detect_drop_0_4"] >= 0.65
+    assert figures["runs_ratio"] <= 1.5  # no drift: about the baseline alone's cost
+    # the cost under drift is what the design does not meet: above the floor, and the floor
+    # itself (one stage of control runs on every task the first stage does not clear) is
+    # already about the target at a 0.2 drift
+    drifted = rows["drift 0.2"]
+    assert drifted["runs_ratio"][1] > 2.5
+    assert 1.3 < drifted["floor_ratio"] < drifted["runs_ratio"][1]
+    assert rows["drift 0.0"]["floor_ratio"] < drifted["floor_ratio"]
+    # every figure has its 95% interval and its trial count
+    assert drifted["trials"] == 200 and 0 < drifted["pr_fail_ci"][1] < 0.03
+    assert 0 < drifted["runs_ratio_ci"][1] < 0.2
+    dropped = rows["drift 0.0 + PR drop 0.4"]
+    assert 100 < dropped["trials"] <= 200 and 0.03 < dropped["flagged_ci"][1] < 0.1
+
+
+def test_the_futility_level_reaches_the_product(monkeypatch):
+    seen = []
+    step = control.next_step
+
+    def spy(*args, **kw):
+        seen.append(kw["futility"])
+        return step(*args, **kw)
+
+    monkeypatch.setattr(control, "next_step", spy)
+    cheap = load_bench().run(_args(trials=60, futility=Fraction(1, 100)))
+    assert set(seen) == {Fraction(1, 100)}
+    monkeypatch.setattr(control, "next_step", step)
+    shipped = load_bench().run(_args(trials=60))
+    # stopping sooner on a weak case against the PR costs fewer runs under drift
+    assert (cheap["scenarios"]["drift 0.2"]["runs_ratio"][1]
+            < shipped["scenarios"]["drift 0.2"]["runs_ratio"][1])
+
+
+def test_the_printed_report_shows_intervals_trials_and_the_floor(capsys):
+    bench = load_bench()
+    assert bench.main(["--trials", "20", "--tasks", "6", "--seed", "2"]) == 0
+    printed = capsys.readouterr().out
+    assert "futility p >= 2/5" in printed and "95% interval" in printed
+    assert "trials 20" in printed and "floor" in printed and "±" in printed
+    with pytest.raises(SystemExit) as refused:
+        bench.main(["--trials", "5", "--futility", "0", "--json"])
+    assert refused.value.code == 2
+    assert "--futility: expected a p between 0 (excluded) and 1, got 0" in capsys.readouterr().err

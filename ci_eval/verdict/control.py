@@ -118,10 +118,11 @@ def next_step(baseline_rate: Fraction | None, pr_passes: int, pr_runs: int,
               control_passes: int = 0, control_runs: int = 0,
               stages: tuple[int, ...] = DEFAULT_STAGES, *, pr_recorded: int | None = None,
               control_recorded: int | None = None, threshold: Fraction = REGRESSION_DROP,
-              alpha: Fraction = CONTROL_ALPHA) -> ArmStep:
+              alpha: Fraction = CONTROL_ALPHA, futility: Fraction = FUTILITY_P) -> ArmStep:
     """What both arms of a task need next (module docstring). `*_recorded`: runs recorded per
     arm, errored ones included (default: the valid ones); neither arm is given more than the
-    last stage's number of runs in all."""
+    last stage's number of runs in all. alpha and futility: the shipped levels unless a bench
+    weighs others (bench/gate_drift.py --alpha / --futility)."""
     if not stages:
         raise ValueError("stages must not be empty")
     last = stages[-1]
@@ -140,7 +141,7 @@ def next_step(baseline_rate: Fraction | None, pr_passes: int, pr_runs: int,
     p_worse = worse_p(pr_passes, pr_runs, control_passes, control_runs)
     if p_worse < alpha:
         return ArmStep(0, 0, "worse")
-    if p_worse >= FUTILITY_P:
+    if p_worse >= futility:
         return ArmStep(0, 0, "not-worse")
     if not below and not screen.runs_to_add and screen.reason in ("clear", "decided"):
         return ArmStep(0, 0, "cleared")
