@@ -380,3 +380,91 @@ def test_a_missing_command_module_fails_loudly(monkeypatch):
     monkeypatch.setattr(main, "COMMANDS", [*main.COMMANDS, ("gone", "ci_eval.commands.gone")])
     with pytest.raises(ModuleNotFoundError):
         main.build_parser()
+
+
+# --- thin commands ---------------------------------------------------------------------------
+
+MAX_COMMAND_LOGIC_LINES = 80
+
+
+def logic_lines(source: str) -> int:
+    """A command module's lines of logic: the lines of its top-level functions other than
+    `add_parser` (argparse's declarations), not counting blank lines, comment lines,
+    docstrings and import statements (a command's imports are lazy, to keep --help fast, so they
+    sit in its functions; they are no logic)."""
+    tree = ast.parse(source)
+    skipped = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            skipped.update(range(node.lineno, node.end_lineno + 1))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                skipped.update(range(first.lineno, first.end_lineno + 1))
+    lines = source.splitlines()
+    counted = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name != "add_parser":
+            for number in range(node.lineno, node.end_lineno + 1):
+                text = lines[number - 1].strip()
+                if text and not text.startswith("#") and number not in skipped:
+                    counted.add(number)
+    return len(counted)
+
+
+def fat_commands() -> list[str]:
+    """Command modules over MAX_COMMAND_LOGIC_LINES: a command parses, calls one function of
+    its stage, renders, exits; what it does beyond that belongs in the stage."""
+    found = []
+    for module, path in modules():
+        if module.startswith("ci_eval.commands."):
+            count = logic_lines(path.read_text(encoding="utf-8"))
+            if count > MAX_COMMAND_LOGIC_LINES:
+                found.append(f"{path.relative_to(ROOT)}: {count} lines of logic outside "
+                             f"add_parser (at most {MAX_COMMAND_LOGIC_LINES})")
+    return found
+
+
+def test_every_command_module_is_thin():
+    assert fat_commands() == []
+
+
+def test_logic_lines_count_function_bodies_only():
+    source = '''"""Module docstring."""
+import os
+
+
+def add_parser(subparsers):
+    subparsers.add_parser("x")
+    subparsers.add_parser("y")
+
+
+def run(args):
+    """Docstring,
+    two lines."""
+    import sys
+    from ci_eval.errors import (
+        UserError,
+    )
+
+    # a comment
+    value = args.x
+    return helper(value,
+                  sys)
+
+
+def helper(value, stream):
+    return value
+'''
+    # run: its def, value = ..., the two lines of its return; helper: its def and return
+    assert logic_lines(source) == 6
+
+
+def test_the_thin_command_rule_catches_a_fat_command(fake_package):
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_COMMAND_LOGIC_LINES - 1))
+    # def + 79 lines: at the limit; one more line: over it; add_parser's lines never count
+    (fake_package / "commands" / "fat.py").write_text(f"def run(args):\n{body}    y = 1\n")
+    (fake_package / "commands" / "thin.py").write_text(
+        f"def add_parser(s):\n{body}{body}\n\ndef run(args):\n{body}")
+    assert [p.split(":")[0] for p in fat_commands()] == ["ci_eval/commands/fat.py"]

@@ -110,30 +110,6 @@ def add_parser(subparsers) -> None:
     fetch.set_defaults(handler=run_fetch)
 
 
-def _commit(given: str | None, root) -> str | None:
-    import os
-    import subprocess
-
-    from ci_eval.errors import UserError
-    from ci_eval.results.history import COMMIT_RE
-
-    if given is not None:
-        if not COMMIT_RE.match(given.lower()):
-            raise UserError(f"expected a commit SHA (4-64 hex digits), got {given!r}",
-                            field="--commit")
-        return given.lower()
-    env_sha = os.environ.get("GITHUB_SHA", "").lower()
-    if COMMIT_RE.match(env_sha):
-        return env_sha
-    try:
-        found = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
-                               text=True, timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    head = found.stdout.strip().lower()
-    return head if found.returncode == 0 and COMMIT_RE.match(head) else None
-
-
 def run_record(args: argparse.Namespace) -> int:
     import datetime as dt
     import json
@@ -142,6 +118,7 @@ def run_record(args: argparse.Namespace) -> int:
 
     from ci_eval import __version__
     from ci_eval.agents.harness_of import harness_files_of
+    from ci_eval.github.context import summary_commit
     from ci_eval.results import history
     from ci_eval.results.stream import agent_of, require_runs
     from ci_eval.results.summary import summarize_results
@@ -159,7 +136,7 @@ def run_record(args: argparse.Namespace) -> int:
         summarize_results(loaded),
         date=day.isoformat(),
         recorded_at=history.utc_timestamp(dt.datetime.now(dt.timezone.utc)),
-        commit=_commit(args.commit, root),
+        commit=summary_commit(args.commit, root),
         agent=agent,
         ci_eval_version=__version__,
         ci_run=history.ci_run_from_env(os.environ),
@@ -170,9 +147,7 @@ def run_record(args: argparse.Namespace) -> int:
         print(json.dumps({"path": str(path), "summary": summary.to_json()}, indent=2,
                          ensure_ascii=False))
         return 0
-    statuses = [t.status for t in summary.tasks.values()]
-    tally = ", ".join(f"{statuses.count(s)} {s}" for s in history.STATUSES if s in statuses)
-    print(f"wrote {path}: {len(statuses)} task(s): {tally}")
+    print(f"wrote {path}: {len(summary.tasks)} task(s): {history.status_tally(summary)}")
     return 0
 
 
@@ -211,7 +186,7 @@ def run_site(args: argparse.Namespace) -> int:
 
     from ci_eval.output import ensure_dir, write_atomic
     from ci_eval.render.dashboard import dashboard_data
-    from ci_eval.render.site import read_library, render_site
+    from ci_eval.render.site import read_library, render_site, site_counts
     from ci_eval.results.history import load_history
     from ci_eval.verdict.archive import archived_tasks
     from ci_eval.verdict.baseline import baseline_path, load_baseline
@@ -225,9 +200,7 @@ def run_site(args: argparse.Namespace) -> int:
     out = ensure_dir(Path(args.out), field="--out")
     page = out / "index.html"
     write_atomic(page, render_site(data, read_library(), title=args.title), field="--out")
-    counts = {"runs": len(data["runs"]), "tasks": len(data["tasks"]),
-              "worse": sum(1 for t in data["tasks"] if t["change"]["verdict"] == "worse"),
-              "flaky": len(data["flaky"]), "archived": len(data["archived"])}
+    counts = site_counts(data)
     if args.json:
         print(json.dumps({"path": str(page), **counts,
                           "baseline": str(path) if baseline else None}, indent=2))

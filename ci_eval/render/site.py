@@ -58,3 +58,11 @@ def render_site(data: dict, library: Library, *, title: str = "ci-eval dashboard
              "UPLOT_JS": library.script.replace("</script", "<\\/script"),
              "DATA": _script_json({**data, "uplot_version": UPLOT_VERSION})}
     return PLACEHOLDER.sub(lambda m: parts[m.group(1)], read_page())
+
+
+def site_counts(data: dict) -> dict[str, int]:
+    """What `history site` reports about the page it wrote: runs, tasks, worse since the
+    baseline, flaky, archived."""
+    return {"runs": len(data["runs"]), "tasks": len(data["tasks"]),
+            "worse": sum(1 for t in data["tasks"] if t["change"]["verdict"] == "worse"),
+            "flaky": len(data["flaky"]), "archived": len(data["archived"])}

@@ -45,7 +45,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ci_eval.errors import UserError
-from ci_eval.verdict.gate import REGRESSION_DROP
+from ci_eval.results.summary import count_runs
+from ci_eval.tasks.model import Task, other_prompts
+from ci_eval.verdict.baseline import Baseline
+from ci_eval.verdict.gate import REGRESSION_DROP, gated_baseline_rate
+from ci_eval.verdict.rules import GateRules
 
 DEFAULT_STAGES: tuple[int, ...] = (5, 10, 15, 20, 25, 30, 35, 40, 45, 50)
 CLEAR_Z = Fraction(11, 10)  # stop, cleared, once rate >= T + CLEAR_Z * s(n)
@@ -147,3 +151,20 @@ def runs_to_add(
     ci-eval.yaml's gate.regression_threshold (T = baseline - it)."""
     return next_step(baseline_rate, passes, runs, stages, recorded_runs=recorded_runs,
                      regression_threshold=regression_threshold).runs_to_add
+
+
+def confirmation_hook(baseline: Baseline, stages: tuple[int, ...], rules: GateRules):
+    """The runner's hook for `run --confirm-against`: (task, its records) -> extra runs for a
+    gated task whose pooled runs breach (or nearly breach) the gate, by runs_to_add."""
+
+    def more_runs(task: Task, records: list[dict]) -> int:
+        entry = baseline.entries.get(task.id)
+        rate = (gated_baseline_rate(entry, aspirational=task.aspirational, rules=rules)
+                if entry else None)
+        if rate is None or other_prompts([task.prompt_hash], entry.prompt_hash):
+            return 0  # not gated, or prompt-changed whatever the runs say
+        counts = count_runs(records)
+        return runs_to_add(rate, counts.passes, counts.valid, stages, recorded_runs=len(records),
+                           regression_threshold=rules.regression_threshold)
+
+    return more_runs
