@@ -19,7 +19,8 @@ from pathlib import Path
 from ci_eval.agents.harness import no_harness
 from ci_eval.output import mask
 from ci_eval.results.records import RunStatus
-from ci_eval.run.agent.start import AgentKind, AgentOutcome, RunPaths, joined
+from ci_eval.run.agent.start import AgentKind, AgentOutcome, RunPaths
+from ci_eval.run.agent.usage import joined
 from ci_eval.run.checks.scoring import CheckKind, CheckOutcome, ChecksRun
 from ci_eval.run.context import RunContext
 from ci_eval.run.grade import with_rubric

@@ -29,7 +29,7 @@ from ci_eval.results.notices import isolation_notices
 from ci_eval.results.summary import TaskSummary, summarize
 from ci_eval.run.agent.budget import RunBudget
 from ci_eval.run.agent.retry import BACKOFF_BASE_SECONDS
-from ci_eval.run.agent.start import agent_problem
+from ci_eval.run.agent.problem import agent_problem
 from ci_eval.run.context import LOGS, RunContext
 from ci_eval.run.control_ref import control_arm
 from ci_eval.run.preflight import checked_harness, preflight, results_dir, with_env

@@ -13,7 +13,7 @@ from ci_eval.agents.config import AgentConfig
 from ci_eval.agents.config_file import CONFIG_FILE, Config, config_path
 from ci_eval.agents.harness import Harness, agent_harness, task_conflicts
 from ci_eval.errors import UserError
-from ci_eval.run.agent.start import agent_problem
+from ci_eval.run.agent.problem import agent_problem
 from ci_eval.run.checks.requirements import requirement_problems
 from ci_eval.run.grade import check_gradings
 from ci_eval.tasks.model import Task

@@ -25,7 +25,7 @@ from ci_eval.results.control_arm import mark
 from ci_eval.results.records import USAGE_FIELDS, bound_usage
 from ci_eval.results.summary import count_runs
 from ci_eval.run.agent.retry import backoff_delay
-from ci_eval.run.agent.start import joined
+from ci_eval.run.agent.usage import joined
 from ci_eval.run.attempt import run_attempt
 from ci_eval.run.context import LOGS, RunContext
 from ci_eval.run.resume import read_recorded
