@@ -58,7 +58,7 @@ MAX_STAGE = 10_000
 
 
 @dataclass(frozen=True)
-class Step:
+class StageDecision:
     """The decision after a stage. runs_to_add == 0 means the verdict is final."""
 
     runs_to_add: int
@@ -104,7 +104,7 @@ def next_step(
     *,
     recorded_runs: int | None = None,
     regression_threshold: Fraction = REGRESSION_DROP,
-) -> Step:
+) -> StageDecision:
     """The decision for a gated task with `passes` of `runs` valid runs (pooled over every stage
     so far), as the module docstring lists it. baseline_rate None (no baseline / aspirational)
     or no valid runs: nothing to add. recorded_runs (valid + errored, default `runs`) caps the
@@ -113,28 +113,28 @@ def next_step(
     if not stages:
         raise ValueError("stages must not be empty")
     if baseline_rate is None:
-        return Step(0, "no-baseline")
+        return StageDecision(0, "no-baseline")
     if runs <= 0:
-        return Step(0, "no-runs")  # inconclusive anyway; more runs of a broken setup won't help
+        return StageDecision(0, "no-runs")  # inconclusive anyway; more runs of a broken setup won't help
     if not 0 <= passes <= runs:
         raise ValueError(f"passes must be 0..runs, got {passes}/{runs}")
     recorded = runs if recorded_runs is None else max(recorded_runs, runs)
     last = stages[-1]
     if runs >= last or recorded >= last:
-        return Step(0, "last-stage")
+        return StageDecision(0, "last-stage")
     threshold = Fraction(baseline_rate) - regression_threshold
     if Fraction(passes + last - runs, last) < threshold:
-        return Step(0, "decided")  # even all-pass to the last stage stays a breach
+        return StageDecision(0, "decided")  # even all-pass to the last stage stays a breach
     if Fraction(passes, last) >= threshold:
-        return Step(0, "decided")  # even all-fail to the last stage stays clear of the line
+        return StageDecision(0, "decided")  # even all-fail to the last stage stays clear of the line
     gap = Fraction(passes, runs) - threshold
     spread_squared = Fraction(1, 4) * (Fraction(1, runs) - Fraction(1, last))  # s(n)**2
     if gap >= 0 and gap * gap >= CLEAR_Z * CLEAR_Z * spread_squared:
-        return Step(0, "clear")
+        return StageDecision(0, "clear")
     if gap < 0 and runs > stages[0] and gap * gap > CONFIRM_Z * CONFIRM_Z * spread_squared:
-        return Step(0, "confirmed")
+        return StageDecision(0, "confirmed")
     target = stages[bisect.bisect_right(stages, runs)]  # the first stage above `runs`
-    return Step(min(target - runs, last - recorded), "suspect")
+    return StageDecision(min(target - runs, last - recorded), "suspect")
 
 
 def runs_to_add(

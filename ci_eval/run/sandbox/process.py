@@ -176,7 +176,7 @@ def start_process(argv: list[str], *, cwd: Path, env: dict, tail_cap: int = TAIL
 class Running:
     """A command start_process started, its output being read (once begun)."""
 
-    proc: object  # subprocess.Popen, or launcher.Launched
+    proc: object  # subprocess.Popen, or launcher.LaunchedProcess
     stream: object
     tail: bytearray
     tail_cap: int
