@@ -31,14 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import ci_eval
+from ci_eval.run.sandbox import launcher_boot_program
 from ci_eval.run.sandbox.launcher_program import ResultKind, read_result
+from ci_eval.run.sandbox.program_text import program_text
 from ci_eval.run.sandbox.sandbox_program import View
 
-BOOT = ("import json, sys\n"
-        "config = json.loads(sys.argv[2])\n"
-        "sys.path[:0] = config['path']\n"
-        "from ci_eval.run.sandbox import launcher_program\n"
-        "launcher_program.serve(int(sys.argv[1]))\n")
 LIVENESS_SECONDS = 1.0  # how often a start that takes long checks the launcher lives
 SOCKET_BUFFER = 4 * 1024 * 1024  # a request (argv, environment) is one message
 TITLE = "ci-eval-sandbox-launcher"  # its last argument: what ps shows it as
@@ -189,8 +186,8 @@ class Launcher:
         config = {"path": [str(Path(ci_eval.__file__).resolve().parents[1])]}
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", BOOT, str(theirs.fileno()), json.dumps(config),
-                 TITLE],
+                [sys.executable, "-I", "-S", "-c", program_text(launcher_boot_program),
+                 str(theirs.fileno()), json.dumps(config), TITLE],
                 pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, start_new_session=True, env={"PATH": os.defpath})
         finally:
