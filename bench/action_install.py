@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from act_helpers import act_binary, commit_repo, stand_in_flags
 
-from ci_eval.commands.init import ACTION_REF
+from ci_eval.scaffold import ACTION_REF
 from ci_eval.main import main as ci_eval_main
 
 WORKFLOW = f"""on: push

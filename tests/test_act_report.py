@@ -23,7 +23,7 @@ from act_helpers import (
 )
 
 from ci_eval.agents.installs import INSTALLS
-from ci_eval.commands.init import ACTION_REF
+from ci_eval.scaffold import ACTION_REF
 from ci_eval.render.compare import COMMENT_MARKER
 
 api = act_helpers.api  # the loopback GitHub fixture, shared by the act tests

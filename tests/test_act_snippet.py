@@ -7,7 +7,7 @@ import re
 from act_helpers import REPO_ROOT, REPOSITORY, TOKEN, commit_repo, job_results, pr_event, run_act
 from fake_github import FakeGitHub
 
-from ci_eval.commands.init import ACTION_REF
+from ci_eval.scaffold import ACTION_REF
 
 BLOCK = re.compile(r"<!-- minimal-workflow -->\n```yaml\n(.*?)```", re.DOTALL)
 

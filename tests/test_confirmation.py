@@ -51,7 +51,7 @@ def test_clear_pass_needs_no_more_runs():
 
 def test_breach_after_k_runs_is_run_again():
     step = next_step(F(4, 5), 1, 5)  # 0.20 < 0.50: breaches the literal rule
-    assert step == confirmation.Step(5, "suspect")
+    assert step == confirmation.StageDecision(5, "suspect")
     assert runs_to_add(F(4, 5), 1, 5, (5, 20, 30)) == 15
 
 
@@ -69,24 +69,24 @@ def test_never_confirmed_on_the_first_stage_alone():
 
 def test_decided_when_no_remaining_runs_can_clear():
     step = next_step(F(1), 0, 5, (5, 10))  # even 5/5 more: 5/10 < 0.70
-    assert step == confirmation.Step(0, "decided")
+    assert step == confirmation.StageDecision(0, "decided")
 
 
 def test_decided_only_when_the_remaining_runs_cannot_reach_the_line():
     """Catches the "decided" stop's `<` turned into `<=`: 2/5 plus 5 passes is 7/10, exactly the
     line T = 1.0 - 0.30, which is not a regression, so the verdict is still open."""
     assert gate.rate_status(F(1), 7, 10) == "unchanged"
-    assert next_step(F(1), 2, 5, (5, 10)) == confirmation.Step(5, "suspect")
-    assert next_step(F(1), 1, 5, (5, 10)) == confirmation.Step(0, "decided")  # 6/10 at best
+    assert next_step(F(1), 2, 5, (5, 10)) == confirmation.StageDecision(5, "suspect")
+    assert next_step(F(1), 1, 5, (5, 10)) == confirmation.StageDecision(0, "decided")  # 6/10 at best
 
 
 def test_decided_clear_when_no_remaining_runs_can_breach():
     """10/20 against T = 10/21 with one run left: 10/21 even if it fails, so the verdict is
     fixed, though the rate is closer to the line than the clear margin."""
     base = F(10, 21) + F(3, 10)
-    assert next_step(base, 10, 20, (5, 20, 21)) == confirmation.Step(0, "decided")
+    assert next_step(base, 10, 20, (5, 20, 21)) == confirmation.StageDecision(0, "decided")
     assert gate.rate_status(base, 10, 21) == "unchanged"
-    assert next_step(base, 9, 20, (5, 20, 21)) == confirmation.Step(1, "suspect")
+    assert next_step(base, 9, 20, (5, 20, 21)) == confirmation.StageDecision(1, "suspect")
 
 
 # Exact ties of the margins: with stages (5, 9, 12), s(9) = 0.5*sqrt(1/9 - 1/12) = 1/12, so the
@@ -98,16 +98,16 @@ def test_clear_margin_is_reached_at_exact_equality():
     """Catches the clear margin's `>=` turned into `>`: 6/9 is exactly 11/120 above T = 23/40."""
     base = F(23, 40) + F(3, 10)
     assert F(6, 9) - (base - gate.REGRESSION_DROP) == F(11, 120)
-    assert next_step(base, 6, 9, TIE_STAGES) == confirmation.Step(0, "clear")
-    assert next_step(base + F(1, 1000), 6, 9, TIE_STAGES) == confirmation.Step(3, "suspect")
+    assert next_step(base, 6, 9, TIE_STAGES) == confirmation.StageDecision(0, "clear")
+    assert next_step(base + F(1, 1000), 6, 9, TIE_STAGES) == confirmation.StageDecision(3, "suspect")
 
 
 def test_confirm_margin_must_be_exceeded():
     """Catches the confirm margin's `>` turned into `>=`: 3/9 is exactly 19/120 below T."""
     base = F(3, 9) + F(19, 120) + F(3, 10)
     assert (base - gate.REGRESSION_DROP) - F(3, 9) == F(19, 120)
-    assert next_step(base, 3, 9, TIE_STAGES) == confirmation.Step(3, "suspect")
-    assert next_step(base + F(1, 1000), 3, 9, TIE_STAGES) == confirmation.Step(0, "confirmed")
+    assert next_step(base, 3, 9, TIE_STAGES) == confirmation.StageDecision(3, "suspect")
+    assert next_step(base + F(1, 1000), 3, 9, TIE_STAGES) == confirmation.StageDecision(0, "confirmed")
 
 
 def test_suspect_goes_to_the_first_stage_above_the_runs():
@@ -122,10 +122,10 @@ def test_suspect_goes_to_the_first_stage_above_the_runs():
 
 def test_last_stage_is_final():
     stages = (5, 10, 20, 30)
-    assert next_step(F(4, 5), 10, 30, stages) == confirmation.Step(0, "last-stage")
-    assert next_step(F(4, 5), 10, 40, stages) == confirmation.Step(0, "last-stage")
+    assert next_step(F(4, 5), 10, 30, stages) == confirmation.StageDecision(0, "last-stage")
+    assert next_step(F(4, 5), 10, 40, stages) == confirmation.StageDecision(0, "last-stage")
     # 10 errored runs: the task has had its 30 runs, though only 20 are valid
-    assert next_step(F(4, 5), 10, 20, stages, recorded_runs=30) == confirmation.Step(0, "last-stage")
+    assert next_step(F(4, 5), 10, 20, stages, recorded_runs=30) == confirmation.StageDecision(0, "last-stage")
 
 
 def test_single_stage_is_the_literal_rule():

@@ -1,4 +1,4 @@
-"""`ci-eval gate`'s report mode in process (commands/gate.py): the step output `regressed`
+"""`ci-eval gate`'s report mode in process (github/report.py): the step output `regressed`
 counts gated regressions only, and a sharded run with a planned shard missing records no run
 summary on the default branch (a complete one does). GitHub is only the environment here: a
 push has no pull request to comment on and, without GITHUB_RUN_ID, no jobs to list."""
@@ -12,8 +12,7 @@ from dataclasses import replace
 import pytest
 from test_github_gate import read_outputs
 
-from ci_eval.commands import gate as gate_command
-from ci_eval.main import build_parser
+from ci_eval.github.report import ReportRequest, outputs_of, report
 from ci_eval.results.summary import summarize
 from ci_eval.tasks.load import load_task
 from ci_eval.verdict import gate, model
@@ -44,13 +43,13 @@ def test_regressed_counts_gated_regressions_only():
     assert statuses == {"task-001-drop": ("regressed", True), "task-002-fine": ("unchanged", True),
                         "task-003-hope": ("aspirational", False),
                         "task-004-gone": ("inconclusive", True), "task-005-new": ("new", False)}
-    outputs = gate_command.outputs_of(verdict, "https://example.invalid/c/1")
+    outputs = outputs_of(verdict, "https://example.invalid/c/1")
     assert outputs == {"verdict": "fail", "regressed": "1", "failed": "2", "exit-code": "1",
                        "comment-url": "https://example.invalid/c/1"}
     # a regressed status on a task that is not gated (today classify words such a task
     # aspirational; the output must not depend on that) is not counted either
     ungated = replace(verdict.tasks[0], gated=False)
-    assert gate_command.outputs_of(replace(verdict, tasks=(ungated, *verdict.tasks[1:])),
+    assert outputs_of(replace(verdict, tasks=(ungated, *verdict.tasks[1:])),
                                    "")["regressed"] == "0"
 
 
@@ -96,8 +95,9 @@ def write_runs(root, shard: str, task: str) -> None:
 
 
 def run_gate(root, plan: str) -> int:
-    args = build_parser().parse_args(["gate", "--root", str(root), "--plan", plan])
-    return args.handler(args)
+    outcome = report(ReportRequest(root=str(root), plan=plan))
+    assert outcome.exit_code == (0 if outcome.outputs["verdict"] == "pass" else 1)
+    return outcome.exit_code
 
 
 def test_a_run_with_a_planned_shard_missing_records_no_history(two_shards, on_main, capsys):

@@ -68,7 +68,8 @@ def test_least_privilege_and_no_pull_request_target():
 
 
 def test_gc_workflow_is_weekly_and_manual_with_only_the_scopes_it_needs():
-    from ci_eval.commands.init import ACTION_REF, render_workflow
+    from ci_eval.scaffold import ACTION_REF
+    from ci_eval.scaffold.workflows import render_workflow
 
     ours = (REPO_ROOT / ".github/workflows/gc.yml").read_text()
     written = render_workflow((REPO_ROOT / "ci_eval/templates/workflows/gc.yml").read_text(),

@@ -10,7 +10,7 @@ import yaml
 from act_helpers import REPO_ROOT, REPOSITORY, TOKEN, commit_repo, job_results, pr_event, run_act
 from fake_github import FakeGitHub
 
-from ci_eval.commands.init import ACTION_REF, EXAMPLE_TASK
+from ci_eval.scaffold import ACTION_REF, EXAMPLE_TASK
 
 WRITTEN = ["ci-eval.yaml", "baseline.json", ".github/workflows/eval.yml",
            ".github/workflows/baseline.yml", ".github/workflows/gc.yml",
@@ -107,7 +107,8 @@ def test_init_keeps_existing_tasks_and_pins_a_sha(empty_repo, cli, make_task):
 def test_agent_secrets_are_handed_to_the_shard_steps():
     import yaml
 
-    from ci_eval.commands.init import _template, agent_env_block, render_workflow
+    from ci_eval.scaffold.files import template_text as _template
+    from ci_eval.scaffold.workflows import agent_env_block, render_workflow
 
     block = agent_env_block(("ANTHROPIC_API_KEY", "OTHER_KEY"))
     for name in ("eval.yml", "baseline.yml"):

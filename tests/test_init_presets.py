@@ -14,7 +14,7 @@ from harness_helpers import assert_bad_input
 
 from ci_eval.agents.installs import INSTALLS
 from ci_eval.agents.presets import PRESETS
-from ci_eval.commands.init import ACTION_REF
+from ci_eval.scaffold import ACTION_REF
 
 
 def test_every_preset_has_an_install_entry():

@@ -36,7 +36,7 @@ def test_a_regression_on_the_default_branch_is_drift_and_passes_under_warn():
     verdict = _verdict(_tv("task-001-a", "regressed", 1), _tv("task-002-b", "unchanged", 5),
                        _tv("task-003-c", "regressed", 0, gated=False),
                        _tv("task-004-d", "inconclusive", 2))
-    judged = main_drift.on_default_branch(verdict)
+    judged = main_drift.judged_as_main(verdict)
     assert [t.status for t in judged.tasks] == ["drifted", "unchanged", "regressed",
                                                 "inconclusive"]
     assert judged.exit_code == 1  # the inconclusive task still fails, as anywhere
@@ -51,14 +51,14 @@ def test_a_regression_on_the_default_branch_is_drift_and_passes_under_warn():
 
 
 def test_under_drift_fail_main_drift_fails_the_check():
-    judged = main_drift.on_default_branch(_verdict(_tv("task-001-a", "regressed", 1),
+    judged = main_drift.judged_as_main(_verdict(_tv("task-001-a", "regressed", 1),
                                                    drift="fail"))
     assert judged.tasks[0].status == "drifted" and judged.exit_code == 1
     assert judged.notes[0].endswith("Drift fails the check (gate.drift: fail).")
 
 
 def test_a_clean_run_has_no_drift_note():
-    judged = main_drift.on_default_branch(_verdict(_tv("task-001-a", "unchanged", 5)))
+    judged = main_drift.judged_as_main(_verdict(_tv("task-001-a", "unchanged", 5)))
     assert judged.notes == () and judged.tasks[0].status == "unchanged"
 
 

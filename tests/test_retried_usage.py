@@ -7,7 +7,7 @@ import random
 from types import SimpleNamespace
 
 from ci_eval.run import runner
-from ci_eval.run.attempt import Attempt
+from ci_eval.run.attempt import AttemptOutcome
 
 
 class _Budget:
@@ -22,8 +22,8 @@ def test_every_usage_field_is_summed_over_attempts(tmp_path, monkeypatch):
     usage = {"tokens": 2518, "input_tokens": 2468, "output_tokens": 50,
              "cached_input_tokens": 100, "cache_write_tokens": 40, "cost_usd": 0.01}
     attempts = iter([
-        Attempt({**usage, "status": "error", "reason": "rate limit"}, retryable=True),
-        Attempt({**usage, "status": "pass", "reason": ""}),
+        AttemptOutcome({**usage, "status": "error", "reason": "rate limit"}, retryable=True),
+        AttemptOutcome({**usage, "status": "pass", "reason": ""}),
     ])
     monkeypatch.setattr(runner, "run_attempt", lambda task, run_no, attempt, ctx: next(attempts))
     ctx = SimpleNamespace(max_attempts=3, budget=_Budget(), out_dir=tmp_path, rng=random.Random(1),

@@ -25,6 +25,7 @@ from ci_eval.checks.task_folder import (
     task_dir,
 )
 from ci_eval.grading.testids import judge_tests
+from ci_eval.run.checks import pytest_launcher_program
 from ci_eval.run.checks.pytest_report import (
     ReportError,
     accept_report,
@@ -35,19 +36,9 @@ from ci_eval.run.checks.pytest_report import (
 )
 from ci_eval.run.checks.restore import conftests_on_the_way, pristine_ini
 from ci_eval.run.checks.strays import run_step
+from ci_eval.run.sandbox.program_text import program_text
 
-# The pytest process (ci_eval/run/checks/pytest_session.py, which says what it shuts out), run as
-# `python -s -c _PYTEST_LAUNCHER CI_EVAL_FOLDER ARGS...`: never `python -m pytest`, which would put
-# the workspace first on sys.path while pytest is imported. ci_eval comes from the folder the
-# checks imported it from (an editable install's finder may point at another checkout).
-_PYTEST_LAUNCHER = (
-    "import sys\n"
-    "if '' in sys.path: sys.path.remove('')\n"
-    "sys.path.insert(0, sys.argv.pop(1))\n"
-    "import ci_eval.run.checks.pytest_session as session\n"
-    "sys.path.pop(0)\n"
-    "session.main()\n"
-)
+# The pytest process: run/checks/pytest_launcher_program.py says how it starts and why.
 _CI_EVAL_FOLDER = str(Path(ci_eval.__file__).resolve().parents[1])
 _COLLECT_ONLY = ("--collect-only", "--co")
 
@@ -107,7 +98,7 @@ def run_pytest(args: Iterable[str] = (), *, plugins: Iterable[str] = (),
     sentinels = () if any(arg in _COLLECT_ONLY for arg in args) else sentinel_ids(str(report.parent))
     sentinel_args = (["--ci-eval-must-fail", sentinels[0], "--ci-eval-must-pass", sentinels[1]]
                      if sentinels else [])
-    cmd = [sys.executable, "-s", "-c", _PYTEST_LAUNCHER, _CI_EVAL_FOLDER,
+    cmd = [sys.executable, "-s", "-c", program_text(pytest_launcher_program), _CI_EVAL_FOLDER,
            "--ci-eval-report", str(report), *sentinel_args, "-rA", "-p", "no:cacheprovider",
            "-q", *config_args, *plugin_args, *args]
     pristine = {os.path.abspath(target): str(source) for source, target in hidden_files()}

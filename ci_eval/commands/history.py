@@ -128,69 +128,34 @@ def add_parser(subparsers) -> None:
     fetch.set_defaults(handler=run_fetch)
 
 
-def _commit(given: str | None, root) -> str | None:
-    import os
-    import subprocess
-
-    from ci_eval.errors import UserError
-    from ci_eval.results.history import COMMIT_RE
-
-    if given is not None:
-        if not COMMIT_RE.match(given.lower()):
-            raise UserError(f"expected a commit SHA (4-64 hex digits), got {given!r}",
-                            field="--commit")
-        return given.lower()
-    env_sha = os.environ.get("GITHUB_SHA", "").lower()
-    if COMMIT_RE.match(env_sha):
-        return env_sha
-    try:
-        found = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
-                               text=True, timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    head = found.stdout.strip().lower()
-    return head if found.returncode == 0 and COMMIT_RE.match(head) else None
-
-
 def run_record(args: argparse.Namespace) -> int:
     import datetime as dt
     import json
     import os
     from pathlib import Path
 
-    from ci_eval import __version__
     from ci_eval.agents.harness_of import harness_files_of
+    from ci_eval.github.context import summary_commit
     from ci_eval.results import history
     from ci_eval.results.stream import agent_of, require_runs
-    from ci_eval.results.summary import summarize_results
     from ci_eval.verdict.gc import parse_day
-    from ci_eval.verdict.harness_changes import recorded_harness
+    from ci_eval.verdict.run_summary import summary_of_results
 
     root = Path(args.root)
     day = parse_day(args.date, field="--date")
-    results_dir = root / args.results
-    loaded = require_runs(results_dir)
+    loaded = require_runs(root / args.results)
     agent = agent_of(loaded)
-    harness, _note = recorded_harness({d for runs in loaded.values() for d in runs.harnesses},
-                                      harness_files_of(root)(agent) if agent else None)
-    summary = history.build_summary(
-        summarize_results(loaded),
-        date=day.isoformat(),
-        recorded_at=history.utc_timestamp(dt.datetime.now(dt.timezone.utc)),
-        commit=_commit(args.commit, root),
-        agent=agent,
-        ci_eval_version=__version__,
-        ci_run=history.ci_run_from_env(os.environ),
-        harness=harness.to_json() if harness else None,
-    )
+    summary = summary_of_results(
+        loaded, k=None, day=day, now=dt.datetime.now(dt.timezone.utc),
+        commit=summary_commit(args.commit, root), agent=agent,
+        harness_files=harness_files_of(root)(agent) if agent else None,
+        ci_run=history.ci_run_from_env(os.environ))
     path = history.write_summary(history_dir(args), summary)
     if args.json:
         print(json.dumps({"path": str(path), "summary": summary.to_json()}, indent=2,
                          ensure_ascii=False))
         return 0
-    statuses = [t.status for t in summary.tasks.values()]
-    tally = ", ".join(f"{statuses.count(s)} {s}" for s in history.STATUSES if s in statuses)
-    print(f"wrote {path}: {len(statuses)} task(s): {tally}")
+    print(f"wrote {path}: {len(summary.tasks)} task(s): {history.status_tally(summary)}")
     return 0
 
 
@@ -230,33 +195,26 @@ def run_site(args: argparse.Namespace) -> int:
     from ci_eval.agents.config_file import load_config
     from ci_eval.output import ensure_dir, write_atomic
     from ci_eval.render.dashboard import dashboard_data
-    from ci_eval.render.site import read_library, render_site
+    from ci_eval.render.site import read_library, render_site, site_counts, site_line
     from ci_eval.results.history import load_history
     from ci_eval.verdict.archive import archived_tasks
-    from ci_eval.verdict.baseline import baseline_path, load_baseline
+    from ci_eval.verdict.baseline import existing_baseline, load_baseline
 
     folder = history_dir(args)
     summaries = load_history(folder, missing_ok=args.history is None)
-    path = baseline_path(Path(args.root), args.baseline)
-    named = args.baseline is not None or path.exists() or path.is_symlink()
-    baseline = load_baseline(path) if named else None
+    path = existing_baseline(Path(args.root), args.baseline)
+    baseline = load_baseline(path) if path else None
     data = dashboard_data(summaries, baseline=baseline, archived=archived_tasks(Path(args.root)),
                           refresh_after=load_config(Path(args.root)).gate.drift_refresh_after)
     out = ensure_dir(Path(args.out), field="--out")
     page = out / "index.html"
     write_atomic(page, render_site(data, read_library(), title=args.title), field="--out")
-    counts = {"runs": len(data["runs"]), "tasks": len(data["tasks"]),
-              "worse": sum(1 for t in data["tasks"] if t["change"]["verdict"] == "worse"),
-              "drifted": sum(1 for d in data["drift"] if d["latest"]["drifted"]),
-              "flaky": len(data["flaky"]), "archived": len(data["archived"])}
+    counts = site_counts(data)
     if args.json:
         print(json.dumps({"path": str(page), **counts,
                           "baseline": str(path) if baseline else None}, indent=2))
         return 0
-    print(f"wrote {page}: {counts['runs']} run(s), {counts['tasks']} task(s), "
-          f"{counts['worse']} worse since the baseline, {counts['drifted']} drifted on main, "
-          f"{counts['flaky']} flaky, "
-          f"{counts['archived']} archived")
+    print(f"wrote {page}: {site_line(counts)}")
     return 0
 
 
@@ -266,8 +224,8 @@ def run_drift(args: argparse.Namespace) -> int:
 
     from ci_eval.agents.config_file import load_config
     from ci_eval.github import actions
-    from ci_eval.render.compare import fmt_rate
     from ci_eval.results.history import load_history
+    from ci_eval.render.site import drift_refresh_lines
     from ci_eval.verdict.main_drift import refresh_due
 
     after = load_config(Path(args.root)).gate.drift_refresh_after
@@ -275,15 +233,9 @@ def run_drift(args: argparse.Namespace) -> int:
     due = refresh_due(summaries, after)
     if args.github_output:
         actions.set_outputs({"tasks": " ".join(d.task for d in due)})
-    if args.json:
-        print(json.dumps({"after": after, "recorded_runs": len(summaries),
-                          "tasks": [d.to_json() for d in due]}, indent=2))
-        return 0
-    print(f"{len(due)} task(s) drifted on main in each of their last {after}+ recorded runs "
-          f"(of {len(summaries)}): " + ("a baseline refresh is due" if due else "none"))
-    for d in due:
-        print(f"  {d.task}: main {fmt_rate(d.passes, d.runs)} over {d.streak} runs, baseline "
-              f"{fmt_rate(d.baseline_passes, d.baseline_runs)}")
+    print(json.dumps({"after": after, "recorded_runs": len(summaries),
+                      "tasks": [d.to_json() for d in due]}, indent=2) if args.json
+          else "\n".join(drift_refresh_lines(due, after, len(summaries))))
     return 0
 
 

@@ -89,7 +89,18 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"GitHub refused: {' '.join(str(exc).split())[:400]}") from None
     for note in outcome.notes:
         print(f"ci-eval: note: {note}", file=sys.stderr)
-    if args.json:
+    _print_outcome(outcome, plan, as_json=args.json)
+    if os.environ.get("GITHUB_OUTPUT"):
+        actions.set_outputs({"pr-url": outcome.url or "", "pr-number": str(outcome.number or ""),
+                             "archived": str(len(outcome.archived)), "action": outcome.action})
+    return 0
+
+
+def _print_outcome(outcome, plan, *, as_json: bool) -> None:
+    """What happened to the archive pull request (JSON with the plan, or one line)."""
+    import json
+
+    if as_json:
         print(json.dumps({"plan": plan.to_json(), "outcome": outcome.to_json()}, indent=2,
                          ensure_ascii=False))
     elif outcome.action == "none":
@@ -101,7 +112,3 @@ def run(args: argparse.Namespace) -> int:
         print(f"ci-eval: {outcome.action} the archive pull request #{outcome.number} "
               f"{outcome.url} (branch {outcome.branch} at {outcome.commit[:12]}): "
               f"{', '.join(outcome.archived)}")
-    if os.environ.get("GITHUB_OUTPUT"):
-        actions.set_outputs({"pr-url": outcome.url or "", "pr-number": str(outcome.number or ""),
-                             "archived": str(len(outcome.archived)), "action": outcome.action})
-    return 0

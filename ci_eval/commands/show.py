@@ -48,11 +48,8 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from ci_eval.agents.harness_of import recorded_harness_line
     from ci_eval.errors import UserError
-    from ci_eval.output import UntrustedFile, read_capped
     from ci_eval.render.inert import json_line_breaks, terminal_text
-    from ci_eval.render.report import fmt_money
     from ci_eval.results import store as results
     from ci_eval.run.context import LOGS
     from ci_eval.tasks.load import load_tasks
@@ -69,19 +66,45 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"no run {args.run_no} recorded for {task.id} (runs: "
                         f"{', '.join(str(r['run']) for r in records)})", path=path, field="RUN")
     log_path = results_dir / LOGS / task.id / f"{record['run']}.log"
-    try:
-        log = (read_capped(log_path, 1024 * 1024) or b"").decode("utf-8", errors="replace")
-    except UntrustedFile as exc:
-        log = f"(log not shown: {exc})"
-    # lines as a CI log shows them (\r too), each made inert when printed
-    tail = log.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    tail = (tail[:-1] if tail and not tail[-1] else tail)[-args.lines:]
+    tail = _log_tail(log_path, args.lines)
     if args.json:
         print(json_line_breaks(json.dumps(
             {"record": record, "log_tail": tail, "log_path": str(log_path)}, indent=2,
             ensure_ascii=False)))
         return 0
-    out = [f"{task.id} run {record['run']} (attempt {record.get('attempt', 1)}): "
+    out = _record_lines(root, task.id, record)
+    out.append(f"\n--- agent log (last {len(tail)} lines of {log_path}) ---" if tail
+               else f"\n--- no agent log ({log_path}) ---")
+    out += tail
+    if not args.no_diff:
+        diff = record.get("diff") or ""
+        cut = " (cut at the cap)" if record.get("diff_truncated") else ""
+        out.append(f"\n--- diff{cut} ---" if diff else "\n--- no change ---")
+        if diff:
+            out.append(diff.rstrip("\n"))
+    sys.stdout.write(terminal_text("\n".join(out)) + "\n")
+    return 0
+
+
+def _log_tail(log_path, lines: int) -> list[str]:
+    """The last `lines` lines of the agent's log, as a CI log shows them (\r too)."""
+    from ci_eval.output import UntrustedFile, read_capped
+
+    try:
+        log = (read_capped(log_path, 1024 * 1024) or b"").decode("utf-8", errors="replace")
+    except UntrustedFile as exc:
+        log = f"(log not shown: {exc})"
+    # each line is made inert when printed
+    tail = log.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return (tail[:-1] if tail and not tail[-1] else tail)[-lines:]
+
+
+def _record_lines(root, task_id: str, record: dict) -> list[str]:
+    """The run's status, reason, usage, harness, the agent's exit and its retried errors."""
+    from ci_eval.agents.harness_of import recorded_harness_line
+    from ci_eval.render.report import fmt_money
+
+    out = [f"{task_id} run {record['run']} (attempt {record.get('attempt', 1)}): "
            f"{record['status']}"]
     if record.get("reason"):
         out.append(f"reason: {record['reason']}")
@@ -98,14 +121,4 @@ def run(args: argparse.Namespace) -> int:
                    + (f", {outcome}" if outcome else ""))
     for earlier in record.get("retried_errors") or []:
         out.append(f"retried after: {earlier}")
-    out.append(f"\n--- agent log (last {len(tail)} lines of {log_path}) ---" if tail
-               else f"\n--- no agent log ({log_path}) ---")
-    out += tail
-    if not args.no_diff:
-        diff = record.get("diff") or ""
-        cut = " (cut at the cap)" if record.get("diff_truncated") else ""
-        out.append(f"\n--- diff{cut} ---" if diff else "\n--- no change ---")
-        if diff:
-            out.append(diff.rstrip("\n"))
-    sys.stdout.write(terminal_text("\n".join(out)) + "\n")
-    return 0
+    return out

@@ -24,7 +24,7 @@ RUNS_PER_STATE = 2
 
 
 @dataclass
-class Context:
+class MiningContext:
     """What the candidates of one invocation share."""
 
     bare: Path  # our clone of the repository under mining
@@ -71,7 +71,7 @@ def file_patch(path: str, old: str, new: str) -> bytes:
     return f"diff --git a/{path} b/{path}\n{text}".encode()
 
 
-def probe_states(ctx: Context, base: Path, solution: Path,
+def probe_states(ctx: MiningContext, base: Path, solution: Path,
                  solved: list[Probe] | None = None) -> tuple[list[Probe], list[Probe], str, str]:
     """(base runs, solved runs, rejection reason, detail); the reason is empty when every run
     gave outcomes. `solved`: runs already made of the solved state (mutations share one)."""
@@ -88,7 +88,7 @@ def probe_states(ctx: Context, base: Path, solution: Path,
     return at_base, solved, "", ""
 
 
-def stage(ctx: Context, key: str, name: str, base: Path, solution: bytes, judged,
+def stage(ctx: MiningContext, key: str, name: str, base: Path, solution: bytes, judged,
           summary: str, origin: dict, negatives: dict[str, bytes] | None = None) -> Candidate:
     """The judged candidate as a task folder in staging, proved by verify_task."""
     sources = {}
@@ -120,7 +120,7 @@ def stage(ctx: Context, key: str, name: str, base: Path, solution: bytes, judged
                      fail_to_pass=len(judged.fail_to_pass))
 
 
-def finish(ctx: Context, key: str, base: Path, solution: bytes, origin: dict,
+def finish(ctx: MiningContext, key: str, base: Path, solution: bytes, origin: dict,
            work: Path) -> Candidate:
     """A history candidate from its base tree and solution patch."""
     if special_files(base):

@@ -8,11 +8,11 @@ from __future__ import annotations
 import shutil
 
 from ci_eval.generate import decide, gitsource
-from ci_eval.generate.candidate import Candidate, Context, finish
+from ci_eval.generate.candidate import Candidate, MiningContext, finish
 from ci_eval.generate.gitsource import Commit
 
 
-def mine_commit(ctx: Context, commit: Commit) -> Candidate:
+def mine_commit(ctx: MiningContext, commit: Commit) -> Candidate:
     """One commit -> a staged, verified task folder, or the reason it is not one."""
     key = commit.sha
     if len(commit.parents) != 1:
@@ -57,11 +57,11 @@ def mine_commit(ctx: Context, commit: Commit) -> Candidate:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def scan(ctx: Context, rev: str | None, since: str | None, limit: int | None) -> list[Commit]:
+def scan(ctx: MiningContext, rev: str | None, since: str | None, limit: int | None) -> list[Commit]:
     return gitsource.commits(ctx.bare, rev, since, limit)
 
 
-def one(ctx: Context, rev: str) -> Commit:
+def one(ctx: MiningContext, rev: str) -> Commit:
     sha = gitsource.resolve(ctx.bare, rev)
     return next(iter(gitsource.commits(ctx.bare, sha, None, 1)))
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ci_eval.errors import UserError
 from ci_eval.generate import decide, gitsource, history, mutations
-from ci_eval.generate.candidate import Context
+from ci_eval.generate.candidate import MiningContext
 from ci_eval.generate.probe import Prober
 from ci_eval.generate.session import Session, Summary, state_dir
 from ci_eval.output import ensure_dir
@@ -34,7 +34,7 @@ class Options:
     today: dt.date = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).date())
 
 
-def _context(options: Options, isolation: Isolation) -> Context:
+def _context(options: Options, isolation: Isolation) -> MiningContext:
     repo = Path(options.repo)
     if not repo.exists():
         raise UserError("no such repository (expected a git repository folder or bundle)",
@@ -51,7 +51,7 @@ def _context(options: Options, isolation: Isolation) -> Context:
     name = repo.resolve().name.removesuffix(".bundle").removesuffix(".git")
     if name in ("repo", ""):
         name = repo.resolve().parent.name.split("+")[-1]
-    return Context(bare=bare, repo_name=name, isolation=isolation,
+    return MiningContext(bare=bare, repo_name=name, isolation=isolation,
                    prober=Prober(work / "probes", isolation, timeout=options.timeout),
                    work=work, created=options.today.isoformat(),
                    pytest_args=list(options.pytest_args), limits=options.limits,
@@ -88,7 +88,7 @@ def _mine(options: Options, isolation: Isolation, mode: str, plan, stream,
 
 
 def from_history(options: Options, isolation: Isolation, stream=None) -> Summary:
-    def plan(ctx: Context):
+    def plan(ctx: MiningContext):
         found = {c.sha: c for c in history.scan(ctx, options.rev, options.since, options.limit)}
         return list(found), lambda key: history.mine_commit(ctx, found[key])
 
@@ -97,7 +97,7 @@ def from_history(options: Options, isolation: Isolation, stream=None) -> Summary
 
 def from_commit(options: Options, isolation: Isolation, rev: str, stream=None) -> Summary:
     """One commit (`ci-eval new-task --from-commit`)."""
-    def plan(ctx: Context):
+    def plan(ctx: MiningContext):
         commit = history.one(ctx, rev)
         return [commit.sha], lambda key: history.mine_commit(ctx, commit)
 
@@ -105,7 +105,7 @@ def from_commit(options: Options, isolation: Isolation, rev: str, stream=None) -
 
 
 def from_mutations(options: Options, isolation: Isolation, stream=None) -> Summary:
-    def plan(ctx: Context):
+    def plan(ctx: MiningContext):
         head = gitsource.resolve(ctx.bare, options.rev or "refs/mined/HEAD")
         planned = mutations.plan(ctx, head, options.limit)
         return planned.keys(), planned.mine

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_eval.generate import decide, gitsource, mutants
-from ci_eval.generate.candidate import RUNS_PER_STATE, Candidate, Context, file_patch, stage
+from ci_eval.generate.candidate import RUNS_PER_STATE, Candidate, MiningContext, file_patch, stage
 from ci_eval.generate.probe import Probe
 from ci_eval.run.workspace.build import special_files
 
@@ -32,7 +32,7 @@ class Planned:
 
 @dataclass
 class Plan:
-    ctx: Context
+    ctx: MiningContext
     tree: Path  # the original tree
     planned: dict[str, Planned] = field(default_factory=dict)
     _original: list[Probe] | None = None
@@ -121,7 +121,7 @@ class Plan:
         return found
 
 
-def plan(ctx: Context, head: str, limit: int | None) -> Plan:
+def plan(ctx: MiningContext, head: str, limit: int | None) -> Plan:
     """The mutants to try at commit `head`: for each function the tests reach, the first
     mutant of each operator, taken function by function in turns of two (so that --limit N
     spreads over many functions, and each mutant has a sibling that can be its negative)."""

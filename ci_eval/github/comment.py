@@ -149,7 +149,7 @@ def is_permission_denied(exc: gh_client.GitHubError) -> bool:
 
 
 @dataclass(frozen=True)
-class Attempt:
+class CommentAttempt:
     """One upsert_comment, GitHub's failures told apart instead of raised: a result, or the
     problem to print (and, for a plain 403, GitHub's reason in `denied`)."""
 
@@ -160,20 +160,20 @@ class Attempt:
 
 def try_upsert_comment(repository: str, pr_number: int,
                        body: str | Callable[[str | None], str], *, token: str | None = None,
-                       api_url: str | None = None, **options) -> Attempt:
+                       api_url: str | None = None, **options) -> CommentAttempt:
     """make_client and upsert_comment(**options), never raising: no token, any GitHub answer,
     even one not in the API's shape (a proxy's page that PyGithub cannot parse), is a problem."""
     try:
         client = gh_client.make_client(token, api_url)
-        return Attempt(upsert_comment(client, repository, pr_number, body, **options))
+        return CommentAttempt(upsert_comment(client, repository, pr_number, body, **options))
     except UserError as exc:
-        return Attempt(None, str(exc))
+        return CommentAttempt(None, str(exc))
     except gh_client.GitHubError as exc:
-        return Attempt(None, str(exc), (exc.reason or "forbidden") if is_permission_denied(exc)
+        return CommentAttempt(None, str(exc), (exc.reason or "forbidden") if is_permission_denied(exc)
                        else "")
     except Exception as exc:  # noqa: BLE001 - PyGithub reading an answer not in the API's shape
         text = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
-        return Attempt(None, f"GitHub's answer was not the API's ({text})")
+        return CommentAttempt(None, f"GitHub's answer was not the API's ({text})")
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ci_eval.errors import UserError
+from ci_eval.results.history import COMMIT_RE
 
 MAX_EVENT_BYTES = 32 * 1024 * 1024  # event payloads are small; refuse a runaway file
 DEPENDABOT = "dependabot[bot]"
@@ -111,6 +112,20 @@ def footer_commit(given: str | None, run_sha: str | None, root) -> str | None:
     """The commit a report's footer names: --commit, else the run's commit (Context.sha, from
     $GITHUB_SHA), else git's HEAD at `root` (compare, gate)."""
     return given or run_sha or head_commit(root)
+
+
+def summary_commit(given: str | None, root, env: Mapping[str, str] | None = None) -> str | None:
+    """The commit a run summary records (history record): --commit (4-64 hex digits), else
+    $GITHUB_SHA, else git's HEAD at `root`; None when none can be told."""
+    if given is not None:
+        if not COMMIT_RE.match(given.lower()):
+            raise UserError(f"expected a commit SHA (4-64 hex digits), got {given!r}",
+                            field="--commit")
+        return given.lower()
+    env_sha = (os.environ if env is None else env).get("GITHUB_SHA", "").lower()
+    if COMMIT_RE.match(env_sha):
+        return env_sha
+    return head_commit(root)
 
 
 def no_secrets_reason(ctx: Context) -> str | None:

@@ -138,6 +138,41 @@ def _run_key(summary: history.RunSummary) -> int | None:
     return ci_run.get("id")
 
 
+def _artifact_zip(client: gh_client.Client, run, label: str, note, log) -> bytes | None:
+    """The zip of a run's history artifact, None (a note logged) when it has none or it
+    expired; UserError when it is too big or unsafe, or GitHub refuses."""
+    try:
+        named = gh_client.call(
+            lambda run=run: [a for a in run.get_artifacts()
+                             if a.name == artifacts.HISTORY_ARTIFACT],
+            describe=f"list the artifacts of run {run.id}")
+    except gh_client.GitHubError as exc:
+        raise _refusal(exc, f"list the artifacts of run {run.id}") from None
+    if not named:
+        log(note("skipped", f"no {artifacts.HISTORY_ARTIFACT} artifact (the run recorded no "
+                 "history)").line())
+        return None
+    artifact = named[0]
+    if artifact.expired:
+        log(note("skipped", "the artifact has expired (GitHub keeps artifacts 90 days by "
+                 "default)").line())
+        return None
+    if (artifact.size_in_bytes or 0) > artifacts.MAX_ZIP_BYTES:
+        raise UserError(f"refused: {artifact.size_in_bytes} bytes, more than the "
+                        f"{artifacts.MAX_ZIP_BYTES} ci-eval accepts", path=label)
+    try:
+        data = artifacts.download_zip(client, artifact.archive_download_url,
+                                      describe=f"download the {label}")
+    except artifacts.ArtifactExpired:
+        log(note("skipped", "the artifact has expired (GitHub answered 410 Gone)").line())
+        return None
+    except artifacts.UnsafeArchive as exc:
+        raise UserError(f"refused: {exc}", path=label) from None
+    except gh_client.GitHubError as exc:
+        raise _refusal(exc, f"download the {label}") from None
+    return data
+
+
 def fetch_history(client: gh_client.Client, repository: str, *, out: Path,
                   workflow: str = DEFAULT_WORKFLOW, branch: str | None = None,
                   limit: int = DEFAULT_LIMIT,
@@ -176,35 +211,9 @@ def fetch_history(client: gh_client.Client, repository: str, *, out: Path,
             report.notes.append(made)
             return made
 
-        try:
-            named = gh_client.call(
-                lambda run=run: [a for a in run.get_artifacts()
-                                 if a.name == artifacts.HISTORY_ARTIFACT],
-                describe=f"list the artifacts of run {run.id}")
-        except gh_client.GitHubError as exc:
-            raise _refusal(exc, f"list the artifacts of run {run.id}") from None
-        if not named:
-            log(note("skipped", f"no {artifacts.HISTORY_ARTIFACT} artifact (the run recorded no "
-                     "history)").line())
+        data = _artifact_zip(client, run, label, note, log)
+        if data is None:
             continue
-        artifact = named[0]
-        if artifact.expired:
-            log(note("skipped", "the artifact has expired (GitHub keeps artifacts 90 days by "
-                     "default)").line())
-            continue
-        if (artifact.size_in_bytes or 0) > artifacts.MAX_ZIP_BYTES:
-            raise UserError(f"refused: {artifact.size_in_bytes} bytes, more than the "
-                            f"{artifacts.MAX_ZIP_BYTES} ci-eval accepts", path=label)
-        try:
-            data = artifacts.download_zip(client, artifact.archive_download_url,
-                                          describe=f"download the {label}")
-        except artifacts.ArtifactExpired:
-            log(note("skipped", "the artifact has expired (GitHub answered 410 Gone)").line())
-            continue
-        except artifacts.UnsafeArchive as exc:
-            raise UserError(f"refused: {exc}", path=label) from None
-        except gh_client.GitHubError as exc:
-            raise _refusal(exc, f"download the {label}") from None
         summary = _summary_from_zip(data, run, label)
         text = history.dumps_summary(summary)
         if _run_key(summary) in known_runs or text in known_texts:

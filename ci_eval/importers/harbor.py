@@ -123,6 +123,19 @@ def _memory_mb(data: dict, path: Path) -> int | None:
     return _number(data, "environment", "memory_mb", path, whole=True, most=1048576)
 
 
+def _docker_section(data: dict, toml_path: Path) -> dict:
+    """metadata.json's docker: the task's Dockerfile built, its verifier Harbor's, and the
+    [environment] limits task.toml sets."""
+    docker = {"dockerfile": "environment/Dockerfile", "workspace": "image", "verifier": "harbor"}
+    for key, value in (("build_timeout_seconds", _number(data, "environment", "build_timeout_sec",
+                                                          toml_path)),
+                       ("cpus", _number(data, "environment", "cpus", toml_path, most=256)),
+                       ("memory_mb", _memory_mb(data, toml_path))):
+        if value is not None:
+            docker[key] = value
+    return docker
+
+
 def _task(folder: Path, data: dict, today: dt.date) -> ImportedTask:
     toml_path = folder / TOML
     instruction = folder / "instruction.md"
@@ -159,13 +172,7 @@ def _task(folder: Path, data: dict, today: dt.date) -> ImportedTask:
     timeouts = {name: value for name, value in (
         ("agent", _number(data, "agent", "timeout_sec", toml_path)),
         ("checks", _number(data, "verifier", "timeout_sec", toml_path))) if value is not None}
-    docker = {"dockerfile": "environment/Dockerfile", "workspace": "image", "verifier": "harbor"}
-    for key, value in (("build_timeout_seconds", _number(data, "environment", "build_timeout_sec",
-                                                          toml_path)),
-                       ("cpus", _number(data, "environment", "cpus", toml_path, most=256)),
-                       ("memory_mb", _memory_mb(data, toml_path))):
-        if value is not None:
-            docker[key] = value
+    docker = _docker_section(data, toml_path)
     needed = capabilities(files)
     if needed:
         docker["capabilities"] = needed

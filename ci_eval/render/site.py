@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 
+from ci_eval.render.compare import fmt_rate
+
 UPLOT_VERSION = "1.6.32"
 VENDOR = ("vendor", "uplot")
 PAGE = ("page", "dashboard.html")
@@ -58,3 +60,27 @@ def render_site(data: dict, library: Library, *, title: str = "ci-eval dashboard
              "UPLOT_JS": library.script.replace("</script", "<\\/script"),
              "DATA": _script_json({**data, "uplot_version": UPLOT_VERSION})}
     return PLACEHOLDER.sub(lambda m: parts[m.group(1)], read_page())
+
+
+def site_counts(data: dict) -> dict[str, int]:
+    """What `history site` reports about the page it wrote: runs, tasks, worse since the
+    baseline, drifted on main (its latest run), flaky, archived."""
+    return {"runs": len(data["runs"]), "tasks": len(data["tasks"]),
+            "worse": sum(1 for t in data["tasks"] if t["change"]["verdict"] == "worse"),
+            "drifted": sum(1 for d in data["drift"] if d["latest"]["drifted"]),
+            "flaky": len(data["flaky"]), "archived": len(data["archived"])}
+
+
+def site_line(counts: dict[str, int]) -> str:
+    return (f"{counts['runs']} run(s), {counts['tasks']} task(s), {counts['worse']} worse since "
+            f"the baseline, {counts['drifted']} drifted on main, {counts['flaky']} flaky, "
+            f"{counts['archived']} archived")
+
+
+def drift_refresh_lines(due, after: int, recorded_runs: int) -> list[str]:
+    """What `history drift` prints: the tasks drifted on main long enough for a refresh."""
+    lines = [f"{len(due)} task(s) drifted on main in each of their last {after}+ recorded runs "
+             f"(of {recorded_runs}): " + ("a baseline refresh is due" if due else "none")]
+    lines += [f"  {d.task}: main {fmt_rate(d.passes, d.runs)} over {d.streak} runs, baseline "
+              f"{fmt_rate(d.baseline_passes, d.baseline_runs)}" for d in due]
+    return lines

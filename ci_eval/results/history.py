@@ -218,6 +218,12 @@ def ci_run_from_env(env: Mapping[str, str]) -> dict | None:
     return data
 
 
+def status_tally(summary: RunSummary) -> str:
+    """"3 pass, 1 fail": how many of the summary's tasks ended in each status."""
+    statuses = [t.status for t in summary.tasks.values()]
+    return ", ".join(f"{statuses.count(s)} {s}" for s in STATUSES if s in statuses)
+
+
 def utc_timestamp(moment: dt.datetime) -> str:
     """2026-03-01T12:00:03.123456Z (microseconds; what `recorded_at` holds)."""
     return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -2,7 +2,7 @@
 
     for line, record in RecordReader(path, keep_diff=False):   # checked as read_file checks
         ...
-    runs = load_runs(results_dir)        # task id -> summary.TaskRuns, no diff held
+    runs = load_runs(results_dir)        # task id -> summary.TaskRows, no diff held
 
 report, compare, baseline update, history record and the gate's history summarize through
 load_runs; merge checks shards through RecordReader. Memory holds one chunk of a file and a small
@@ -31,7 +31,7 @@ from pathlib import Path
 from ci_eval.errors import UserError
 from ci_eval.results import parallel
 from ci_eval.results.records import RunChecks, check_record, one_agent
-from ci_eval.results.summary import TaskRuns
+from ci_eval.results.summary import TaskRows
 
 
 class RecordReader:
@@ -173,8 +173,8 @@ def _scanned(text: str) -> dict | None:
     return record if type(record) is dict else None
 
 
-def load_runs(results_dir: Path, *, processes: int | None = None) -> dict[str, TaskRuns]:
-    """task id -> TaskRuns (what the summaries need: no diff, no output) for every *.jsonl in
+def load_runs(results_dir: Path, *, processes: int | None = None) -> dict[str, TaskRows]:
+    """task id -> TaskRows (what the summaries need: no diff, no output) for every *.jsonl in
     results_dir, read a line at a time and refused as store.read_file refuses them, all of one
     agent (records.one_agent). Memory
     grows with the number of runs by a small row each, not with their records. Large folders
@@ -202,15 +202,15 @@ def load_runs(results_dir: Path, *, processes: int | None = None) -> dict[str, T
     return results
 
 
-def agent_of(loaded: dict[str, TaskRuns]) -> str | None:
+def agent_of(loaded: dict[str, TaskRows]) -> str | None:
     """The one agent of what load_runs gave (it refuses a folder of two); None: no runs."""
     return next((agent for runs in loaded.values() for agent in sorted(runs.agents)), None)
 
 
-def _task_runs(path: Path) -> tuple[str, TaskRuns, tuple[str, int] | None]:
-    """(task id, its TaskRuns, (agent, line) of its first record) of one results file."""
+def _task_runs(path: Path) -> tuple[str, TaskRows, tuple[str, int] | None]:
+    """(task id, its TaskRows, (agent, line) of its first record) of one results file."""
     reader = RecordReader(path, keep_diff=False)
-    runs = TaskRuns(reader.task)
+    runs = TaskRows(reader.task)
     texts: dict[str, str] = {}  # one copy of each distinct reason text of the file
     for _, record in reader:
         runs.add(record, texts)
@@ -224,7 +224,7 @@ def _size(path: Path) -> int:
         return 0  # the read says why
 
 
-def require_runs(results_dir: Path) -> dict[str, TaskRuns]:
+def require_runs(results_dir: Path) -> dict[str, TaskRows]:
     """load_runs, refusing a folder that holds no results at all (--results)."""
     loaded = load_runs(results_dir)
     if not loaded:

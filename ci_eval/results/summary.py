@@ -9,7 +9,7 @@ How many valid runs a task was asked for (fewer = inconclusive), in this order:
      fallback of a results folder is the most common number of runs per task (default_k).
 summarize_results applies this to a whole folder; run, report, compare and baseline update use it.
 
-What a summary needs of a task's records is kept in a TaskRuns (one small row per run: no diff,
+What a summary needs of a task's records is kept in a TaskRows (one small row per run: no diff,
 no output), which the streaming reader (stream.load_runs) fills line by line, so report, compare
 and baseline update hold per-task aggregates, not records.
 """
@@ -122,7 +122,7 @@ def shown_reason(status: str, reason: object) -> str:
     return " ".join(str(reason or f"({status})").split())[:REASON_SHOWN]
 
 
-class TaskRuns:
+class TaskRows:
     """One task's records as its summary needs them, added one at a time: a Row per run and a
     few sets, never a diff or an output. Rows are put in run order when summarized, so the
     result is the same whatever order the lines came in."""
@@ -141,7 +141,7 @@ class TaskRuns:
         self.k: int | None = None  # the largest `k` recorded
 
     @classmethod
-    def of(cls, task: str, records: Iterable[dict]) -> TaskRuns:
+    def of(cls, task: str, records: Iterable[dict]) -> TaskRows:
         runs = cls(task)
         for record in records:
             runs.add(record)
@@ -221,8 +221,8 @@ def _count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
-def _runs(records: list[dict] | TaskRuns, task: str = "") -> TaskRuns:
-    return records if isinstance(records, TaskRuns) else TaskRuns.of(task, records)
+def _runs(records: list[dict] | TaskRows, task: str = "") -> TaskRows:
+    return records if isinstance(records, TaskRows) else TaskRows.of(task, records)
 
 
 def default_k(run_counts: Iterable[int]) -> int:
@@ -235,9 +235,9 @@ def default_k(run_counts: Iterable[int]) -> int:
     return min(n for n, c in counts.items() if c == best)
 
 
-def summarize_results(loaded: Mapping[str, list[dict] | TaskRuns],
+def summarize_results(loaded: Mapping[str, list[dict] | TaskRows],
                       k: int | None = None) -> dict[str, TaskSummary]:
-    """Every task of a results folder (task id -> records, or their TaskRuns), with the same
+    """Every task of a results folder (task id -> records, or their TaskRows), with the same
     requested counts whichever command asks: k (explicit) overrides; see the module
     docstring."""
     runs = {task: _runs(records, task) for task, records in loaded.items()}
@@ -247,15 +247,15 @@ def summarize_results(loaded: Mapping[str, list[dict] | TaskRuns],
     return {task: summarize(task, r, k, fallback_k=fallback) for task, r in runs.items()}
 
 
-def typical_k(loaded: Mapping[str, list[dict] | TaskRuns]) -> int:
+def typical_k(loaded: Mapping[str, list[dict] | TaskRows]) -> int:
     """One k to show for a whole results folder: the most common k recorded (the fallback for
     results without one)."""
     return default_k(r.k or len(r) for r in (_runs(records) for records in loaded.values()))
 
 
-def summarize(task: str, records: list[dict] | TaskRuns, k: int | None = None, *,
+def summarize(task: str, records: list[dict] | TaskRows, k: int | None = None, *,
               fallback_k: int | None = None) -> TaskSummary:
-    """Summarize one task's records (one per run), or their TaskRuns. k: an explicit number of
+    """Summarize one task's records (one per run), or their TaskRows. k: an explicit number of
     runs asked (it overrides what the records say); fallback_k: for records that say nothing;
     neither: the number of recorded runs. Reasons and criteria tied in count are listed in run
     order."""

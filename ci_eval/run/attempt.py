@@ -1,7 +1,7 @@
 """One try of a run: a fresh workspace, the agent, the checks, its results line.
 
 The line is filled in as the try goes (AttemptLine) and closed once, with the status and the
-reason, into an Attempt that run_one (runner.py) retries or records. The checks' sandbox is
+reason, into an AttemptOutcome that run_one (runner.py) retries or records. The checks' sandbox is
 built while the agent runs where both are sandboxed (prepare_checks), and the checks are tried
 again, not the agent, while the harness could not run them (checks_with_retries).
 """
@@ -19,7 +19,8 @@ from pathlib import Path
 from ci_eval.agents.harness import no_harness
 from ci_eval.output import mask
 from ci_eval.results.records import RunStatus
-from ci_eval.run.agent.start import AgentKind, AgentOutcome, RunPaths, joined
+from ci_eval.run.agent.start import AgentKind, AgentOutcome, RunPaths
+from ci_eval.run.agent.usage import joined
 from ci_eval.run.checks.scoring import CheckKind, CheckOutcome, ChecksRun
 from ci_eval.run.context import RunContext
 from ci_eval.run.grade import with_rubric
@@ -32,7 +33,7 @@ from ci_eval.tasks.model import Task
 
 
 @dataclass(frozen=True)
-class Attempt:
+class AttemptOutcome:
     record: dict
     retryable: bool = False  # an error another attempt may clear
     backoff: bool = False  # the provider said "not now": wait before the next attempt
@@ -45,7 +46,7 @@ def _now() -> str:
 
 class AttemptLine:
     """The results line of one try: started with what is known up front, the agent's part
-    added once it ran, closed by finish() into the Attempt (its wall time from creation)."""
+    added once it ran, closed by finish() into the AttemptOutcome (its wall time from creation)."""
 
     def __init__(self, task: Task, run_no: int, attempt: int, ctx: RunContext, runner: Runner):
         self.started = time.monotonic()
@@ -67,7 +68,7 @@ class AttemptLine:
         self.output = outcome.output
 
     def finish(self, status: RunStatus, reason: str, retryable: bool = False,
-               backoff: bool = False) -> Attempt:
+               backoff: bool = False) -> AttemptOutcome:
         """The line closed: a run that did not pass names the end of the agent's output."""
         if status != "pass" and self.output.strip():
             tail = " | ".join(line.strip() for line in self.output.strip().splitlines()[-3:])
@@ -75,10 +76,10 @@ class AttemptLine:
         self.record.update(status=status, passed=status == "pass", reason=reason,
                            wall_seconds=round(time.monotonic() - self.started, 3),
                            timestamp=_now())
-        return Attempt(self.record, retryable, backoff, self.output)
+        return AttemptOutcome(self.record, retryable, backoff, self.output)
 
 
-def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> Attempt:
+def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> AttemptOutcome:
     """One try. The run's folders are removed afterwards unless ctx.keep.
     Raises cancellation.Cancelled when the invocation is cancelled: a step cut short by the kill
     is not a result."""

@@ -25,7 +25,7 @@ from ci_eval.results.control_arm import mark
 from ci_eval.results.records import USAGE_FIELDS, bound_usage
 from ci_eval.results.summary import count_runs
 from ci_eval.run.agent.retry import backoff_delay
-from ci_eval.run.agent.start import joined
+from ci_eval.run.agent.usage import joined
 from ci_eval.run.attempt import run_attempt
 from ci_eval.run.context import LOGS, RunContext
 from ci_eval.run.resume import read_recorded
@@ -110,7 +110,7 @@ class ControlArm:
 
 
 @dataclass
-class TaskRuns:
+class TaskLedger:
     """One task's runs in this invocation: those recorded, how many are in flight, and what is
     asked of it (run numbers 1..target; `asked` valid runs: k, or the confirmation stage)."""
 
@@ -158,17 +158,17 @@ class RunLoop:
                  control: ControlArm | None = None):
         self.tasks, self.k, self.ctx = tasks, k, ctx
         self.progress, self.more_runs, self.control = progress, more_runs, control
-        self.runs = {task.id: TaskRuns(task, list(recorded.get(task.id, [])), target=k, asked=k)
+        self.runs = {task.id: TaskLedger(task, list(recorded.get(task.id, [])), target=k, asked=k)
                      for task in tasks}
         self.control_runs = {}
         if control is not None:
             for task in tasks:
                 found = list(control.recorded.get(task.id, []))
-                self.control_runs[task.id] = TaskRuns(
+                self.control_runs[task.id] = TaskLedger(
                     task, found, target=_numbered(found), asked=count_runs(found).valid,
                     ctx=control.ctx)
         self.pool = ThreadPoolExecutor(max_workers=jobs)
-        self.futures: dict[Future, TaskRuns] = {}
+        self.futures: dict[Future, TaskLedger] = {}
 
     def run(self) -> dict[str, list[dict]]:
         try:
@@ -201,12 +201,12 @@ class RunLoop:
                 self.progress.close()
         return {task_id: runs.records for task_id, runs in self.runs.items()}
 
-    def _arms(self, task_id: str) -> tuple[TaskRuns, ...]:
+    def _arms(self, task_id: str) -> tuple[TaskLedger, ...]:
         """A task's runs of each arm: the PR's, and the control arm's when there is one."""
         control = self.control_runs.get(task_id)
         return (self.runs[task_id],) if control is None else (self.runs[task_id], control)
 
-    def _schedule(self, *arms: TaskRuns) -> None:
+    def _schedule(self, *arms: TaskLedger) -> None:
         """Submit every missing run of the task's arms, alternating between the arms (so both
         see the same hours of the model)."""
         queues = [[(runs, run_no) for run_no in runs.missing()] for runs in arms]
@@ -222,7 +222,7 @@ class RunLoop:
         if all(runs.in_flight == 0 for runs in arms):
             self._finished(arms[0])
 
-    def _finished(self, runs: TaskRuns) -> None:
+    def _finished(self, runs: TaskLedger) -> None:
         if self.control is not None:
             self._finished_arms(*self._arms(runs.task.id))
             return
@@ -235,7 +235,7 @@ class RunLoop:
         elif self.progress:
             self.progress.task_done(runs.task.id, runs.records)
 
-    def _finished_arms(self, runs: TaskRuns, control: TaskRuns) -> None:
+    def _finished_arms(self, runs: TaskLedger, control: TaskLedger) -> None:
         """Once neither arm of the task has a run in flight: the hook's further runs of each."""
         if runs.in_flight or control.in_flight:
             return

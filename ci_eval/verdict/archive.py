@@ -65,19 +65,9 @@ def archive_log_path(root: Path) -> Path:
     return archive_dir(root) / ARCHIVE_LOG
 
 
-def apply_archive(root: Path, plan: GcPlan, *, baseline_file: Path | None = None) -> ArchiveResult:
-    """Archive every candidate of `plan` (nothing when it has none). UserError, with nothing
-    changed, when a check fails; see the module docstring."""
-    root = Path(root)
-    log_path = archive_log_path(root)
-    candidates = plan.candidates
-    if not candidates:
-        return ArchiveResult((), (), (), log_path)
-    if plan.missing:  # a plan with missing runs has no candidates; this guards hand-made ones
-        raise UserError(f"{plan.missing} recorded run(s) missing: nothing can be archived")
-    base, archive = tasks_dir(root), archive_dir(root)
-    if archive.exists() and (archive.is_symlink() or not archive.is_dir()):
-        raise UserError("is not a folder (expected the archive of tasks)", path=archive)
+def planned_moves(root: Path, candidates, base: Path, archive: Path) -> list[tuple[Path, Path]]:
+    """(task folder, its place in the archive) for every candidate; UserError when a folder is
+    gone, its place taken, or its number taken by an archived task."""
     moves = []
     taken = {task_number(f): f for f in archived_folders(root)}
     for evaluation in candidates:
@@ -91,6 +81,23 @@ def apply_archive(root: Path, plan: GcPlan, *, baseline_file: Path | None = None
             raise UserError(f"number {task_number(source):03d} is already taken by {other}",
                             path=source)
         moves.append((source, target))
+    return moves
+
+
+def apply_archive(root: Path, plan: GcPlan, *, baseline_file: Path | None = None) -> ArchiveResult:
+    """Archive every candidate of `plan` (nothing when it has none). UserError, with nothing
+    changed, when a check fails; see the module docstring."""
+    root = Path(root)
+    log_path = archive_log_path(root)
+    candidates = plan.candidates
+    if not candidates:
+        return ArchiveResult((), (), (), log_path)
+    if plan.missing:  # a plan with missing runs has no candidates; this guards hand-made ones
+        raise UserError(f"{plan.missing} recorded run(s) missing: nothing can be archived")
+    base, archive = tasks_dir(root), archive_dir(root)
+    if archive.exists() and (archive.is_symlink() or not archive.is_dir()):
+        raise UserError("is not a folder (expected the archive of tasks)", path=archive)
+    moves = planned_moves(root, candidates, base, archive)
     old_log = _read_log(log_path)
     lines = tuple(archive_log_line(plan.today, e) for e in candidates)
     new_log = _appended(old_log, lines)

@@ -23,6 +23,24 @@ NO_BASELINE_NOTE = ("No baseline yet: every task is new. Record one from 40 runs
                     "`ci-eval run -k 40 --agent NAME`, then `ci-eval baseline update --all`.")
 
 
+def verdict_notes(loaded, baseline: Baseline, agent: str | None, other, *,
+                  missing_baseline: bool, harness_of) -> tuple[str, ...]:
+    """The verdict's notes: no baseline, another agent's runs as the baseline or an allowed
+    agent mismatch, what changed in the agent's harness, the isolation notices."""
+    notes = (NO_BASELINE_NOTE,) if missing_baseline else ()
+    if other is not None:
+        notes += (f"The runs in {other.results_dir} are the baseline.", *other.notes)
+    elif agent and baseline.agent and agent != baseline.agent:
+        notes += (f"Agent mismatch (allowed): results from {agent!r}, baseline from "
+                  f"{baseline.agent!r}.",)
+    harness_note = changes_note(baseline.harness,
+                                {d for runs in loaded.values() for d in runs.harnesses},
+                                harness_of(agent) if harness_of and agent else None)
+    notes += (harness_note,) if harness_note else ()
+    labels = {label for runs in loaded.values() for label in runs.isolation}
+    return notes + tuple(f"NOTICE: {n}" for n in label_notices(labels))
+
+
 def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k: int | None = None,
                   allow_agent_mismatch: bool = False, selected: list[str] | None = None,
                   rules: GateRules = DEFAULT_RULES, allow_empty: bool = False,
@@ -58,18 +76,8 @@ def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k
     shown_k = k or typical_k(loaded)  # shown in the report; each task has its own
     agent = gate.check_agents(baseline.agent, stream.agent_of(loaded),
                               allow_mismatch=allow_agent_mismatch, results_path=results_dir)
-    notes = (NO_BASELINE_NOTE,) if missing_baseline else ()
-    if other is not None:
-        notes += (f"The runs in {other.results_dir} are the baseline.", *other.notes)
-    elif agent and baseline.agent and agent != baseline.agent:
-        notes += (f"Agent mismatch (allowed): results from {agent!r}, baseline from "
-                  f"{baseline.agent!r}.",)
-    harness_note = changes_note(baseline.harness,
-                                {d for runs in loaded.values() for d in runs.harnesses},
-                                harness_of(agent) if harness_of and agent else None)
-    notes += (harness_note,) if harness_note else ()
-    labels = {label for runs in loaded.values() for label in runs.isolation}
-    notes += tuple(f"NOTICE: {n}" for n in label_notices(labels))
+    notes = verdict_notes(loaded, baseline, agent, other, missing_baseline=missing_baseline,
+                          harness_of=harness_of)
     states = {
         t.id: model.TaskState(t.id, t.number,
                              t.prompt_hash if t.prompt_path.is_file() else None, t.aspirational)

@@ -168,6 +168,24 @@ class EntryChange:
     stored: BaselineEntry | None = None
 
 
+def _refused(old: BaselineEntry, measured: Snapshot, prompt_hash: str, shown: str,
+             threshold: Fraction) -> EntryChange:
+    """A gated task's new rate below the threshold: the entry stays, the measurement is
+    observed (unless the prompt changed)."""
+    stored = old
+    observed = ""
+    if old.prompt_hash == prompt_hash:  # another wording's history would mislead calibration
+        stored = replace(old, observations=_observed(old.history, measured))
+        observed = "; observation recorded for calibration"
+    return EntryChange(
+        old.task, "refused", old, None,
+        f"refused: {shown} is below {float(threshold):.2f}; the baseline stays "
+        f"{old.passes}/{old.runs} = {float(old.pass_rate):.2f} "
+        f"(--allow-below-threshold records it anyway){observed}",
+        stored=stored,
+    )
+
+
 def updated_entry(
     old: BaselineEntry | None,
     *,
@@ -198,19 +216,7 @@ def updated_entry(
     below = not meets_record_threshold(rate, threshold)
     shown = f"{passes}/{runs} = {float(rate):.2f}"
     if below and not allow_below_threshold and old is not None and not old.aspirational:
-        stored = old
-        observed = ""
-        if old.prompt_hash == prompt_hash:  # another wording's history would mislead calibration
-            stored = replace(old, observations=_observed(old.history, Snapshot(recorded, passes,
-                                                                                runs)))
-            observed = "; observation recorded for calibration"
-        return EntryChange(
-            task, "refused", old, None,
-            f"refused: {shown} is below {float(threshold):.2f}; the baseline stays "
-            f"{old.passes}/{old.runs} = {float(old.pass_rate):.2f} "
-            f"(--allow-below-threshold records it anyway){observed}",
-            stored=stored,
-        )
+        return _refused(old, Snapshot(recorded, passes, runs), prompt_hash, shown, threshold)
     aspirational = below and not allow_below_threshold
     history: tuple[Snapshot, ...] = ()
     notes = []

@@ -45,7 +45,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ci_eval.errors import UserError
-from ci_eval.verdict.gate import REGRESSION_DROP
+from ci_eval.results.summary import count_runs
+from ci_eval.tasks.model import Task, other_prompts
+from ci_eval.verdict.baseline import Baseline
+from ci_eval.verdict.gate import REGRESSION_DROP, gated_baseline_rate
+from ci_eval.verdict.rules import GateRules
 
 DEFAULT_STAGES: tuple[int, ...] = (5, 10, 15, 20, 25, 30, 35, 40, 45, 50)
 CLEAR_Z = Fraction(11, 10)  # stop, cleared, once rate >= T + CLEAR_Z * s(n)
@@ -54,7 +58,7 @@ MAX_STAGE = 10_000
 
 
 @dataclass(frozen=True)
-class Step:
+class StageDecision:
     """The decision after a stage. runs_to_add == 0 means the verdict is final."""
 
     runs_to_add: int
@@ -100,7 +104,7 @@ def next_step(
     *,
     recorded_runs: int | None = None,
     regression_threshold: Fraction = REGRESSION_DROP,
-) -> Step:
+) -> StageDecision:
     """The decision for a gated task with `passes` of `runs` valid runs (pooled over every stage
     so far), as the module docstring lists it. baseline_rate None (no baseline / aspirational)
     or no valid runs: nothing to add. recorded_runs (valid + errored, default `runs`) caps the
@@ -109,28 +113,28 @@ def next_step(
     if not stages:
         raise ValueError("stages must not be empty")
     if baseline_rate is None:
-        return Step(0, "no-baseline")
+        return StageDecision(0, "no-baseline")
     if runs <= 0:
-        return Step(0, "no-runs")  # inconclusive anyway; more runs of a broken setup won't help
+        return StageDecision(0, "no-runs")  # inconclusive anyway; more runs of a broken setup won't help
     if not 0 <= passes <= runs:
         raise ValueError(f"passes must be 0..runs, got {passes}/{runs}")
     recorded = runs if recorded_runs is None else max(recorded_runs, runs)
     last = stages[-1]
     if runs >= last or recorded >= last:
-        return Step(0, "last-stage")
+        return StageDecision(0, "last-stage")
     threshold = Fraction(baseline_rate) - regression_threshold
     if Fraction(passes + last - runs, last) < threshold:
-        return Step(0, "decided")  # even all-pass to the last stage stays a breach
+        return StageDecision(0, "decided")  # even all-pass to the last stage stays a breach
     if Fraction(passes, last) >= threshold:
-        return Step(0, "decided")  # even all-fail to the last stage stays clear of the line
+        return StageDecision(0, "decided")  # even all-fail to the last stage stays clear of the line
     gap = Fraction(passes, runs) - threshold
     spread_squared = Fraction(1, 4) * (Fraction(1, runs) - Fraction(1, last))  # s(n)**2
     if gap >= 0 and gap * gap >= CLEAR_Z * CLEAR_Z * spread_squared:
-        return Step(0, "clear")
+        return StageDecision(0, "clear")
     if gap < 0 and runs > stages[0] and gap * gap > CONFIRM_Z * CONFIRM_Z * spread_squared:
-        return Step(0, "confirmed")
+        return StageDecision(0, "confirmed")
     target = stages[bisect.bisect_right(stages, runs)]  # the first stage above `runs`
-    return Step(min(target - runs, last - recorded), "suspect")
+    return StageDecision(min(target - runs, last - recorded), "suspect")
 
 
 def runs_to_add(
@@ -147,3 +151,20 @@ def runs_to_add(
     ci-eval.yaml's gate.regression_threshold (T = baseline - it)."""
     return next_step(baseline_rate, passes, runs, stages, recorded_runs=recorded_runs,
                      regression_threshold=regression_threshold).runs_to_add
+
+
+def confirmation_hook(baseline: Baseline, stages: tuple[int, ...], rules: GateRules):
+    """The runner's hook for `run --confirm-against`: (task, its records) -> extra runs for a
+    gated task whose pooled runs breach (or nearly breach) the gate, by runs_to_add."""
+
+    def more_runs(task: Task, records: list[dict]) -> int:
+        entry = baseline.entries.get(task.id)
+        rate = (gated_baseline_rate(entry, aspirational=task.aspirational, rules=rules)
+                if entry else None)
+        if rate is None or other_prompts([task.prompt_hash], entry.prompt_hash):
+            return 0  # not gated, or prompt-changed whatever the runs say
+        counts = count_runs(records)
+        return runs_to_add(rate, counts.passes, counts.valid, stages, recorded_runs=len(records),
+                           regression_threshold=rules.regression_threshold)
+
+    return more_runs

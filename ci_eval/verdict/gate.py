@@ -106,19 +106,7 @@ def classify(
 ) -> TaskVerdict:
     """The status of one task. entry: its baseline entry; state: its folder in tasks/ (None when
     there is none); result: its results (None when there are none)."""
-    base = {}
-    if entry is not None:
-        base = {"baseline_passes": entry.passes, "baseline_runs": entry.runs,
-                "baseline_tokens": entry.avg_tokens,
-                "baseline_wall_seconds": entry.avg_wall_seconds}
-    current = {}
-    if result is not None:
-        s = result.summary
-        current = {"passes": s.passes, "runs": s.runs, "errors": s.errors,
-                   "requested": s.requested, "tokens": s.mean_tokens,
-                   "wall_seconds": s.mean_wall_seconds, "why": _why(s),
-                   "rubric_runs": s.rubric_runs, "rubric_score": s.mean_rubric_score,
-                   "rubric_tripped": s.rubric_tripped, "rubric_auto_fail": s.rubric_auto_fail}
+    base, current = _verdict_fields(entry, result)
     aspirational = bool(state and state.aspirational) or bool(
         entry and not is_gated_entry(entry, rules))
     gated = entry is not None and not aspirational
@@ -167,6 +155,24 @@ def classify(
     return verdict(status, *filter(None, [error_note]))
 
 
+def _verdict_fields(entry: BaselineEntry | None, result: TaskResult | None) -> tuple[dict, dict]:
+    """A TaskVerdict's fields from the baseline entry, and from the results."""
+    base = {}
+    if entry is not None:
+        base = {"baseline_passes": entry.passes, "baseline_runs": entry.runs,
+                "baseline_tokens": entry.avg_tokens,
+                "baseline_wall_seconds": entry.avg_wall_seconds}
+    current = {}
+    if result is not None:
+        s = result.summary
+        current = {"passes": s.passes, "runs": s.runs, "errors": s.errors,
+                   "requested": s.requested, "tokens": s.mean_tokens,
+                   "wall_seconds": s.mean_wall_seconds, "why": _why(s),
+                   "rubric_runs": s.rubric_runs, "rubric_score": s.mean_rubric_score,
+                   "rubric_tripped": s.rubric_tripped, "rubric_auto_fail": s.rubric_auto_fail}
+    return base, current
+
+
 def _why(summary: TaskSummary) -> str:
     if not summary.failure_reasons:
         return ""
@@ -178,7 +184,7 @@ def setup_broken(outcomes: Iterable[tuple[str, bool, object]]) -> str | None:
     """The reason, when every run of the suite (at least two) errored or had its agent exit
     non-zero, all for the same reason: then the agent never worked (a missing key, a crash at
     start) and no task "regressed". None otherwise. `outcomes`: (status, agent exited non-zero,
-    reason) of each run (summary.TaskRuns.outcomes). The agent's part of a reason is its first
+    reason) of each run (summary.TaskRows.outcomes). The agent's part of a reason is its first
     "; "-separated part."""
     reasons = set()
     count = 0

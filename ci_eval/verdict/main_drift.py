@@ -4,7 +4,7 @@ pushes after which a baseline refresh is due.
 On the default branch there is no pull request to blame: a gated task whose pass rate falls
 below the baseline's line (the gate's "regressed") is main itself having moved since the
 baseline (the model behind the same name, the CLI pin, a tool on the runner, or a change that
-got past the gate). `on_default_branch` turns such a task into "drifted" (the check passes, with
+got past the gate). `judged_as_main` turns such a task into "drifted" (the check passes, with
 a warning, unless `gate: {drift: fail}`); `drift_records` is what the run summary keeps per task
 (main's rate is the record's passes/runs; the baseline's counts sit beside it); and
 `refresh_due` reads the run history back: the tasks drifted in each of the last N recorded runs
@@ -27,7 +27,7 @@ MAIN_DRIFT_NOTE = ("main is below its baseline (drift, not a pull request's regr
                    "then `ci-eval baseline update`")
 
 
-def on_default_branch(verdict: Verdict) -> Verdict:
+def judged_as_main(verdict: Verdict) -> Verdict:
     """The Verdict of a run on the default branch: gated tasks the baseline rule found
     regressed are drifted (failing the check only with gate.drift: fail)."""
     drift_fails = verdict.rules.drift == "fail"

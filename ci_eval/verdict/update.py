@@ -67,53 +67,11 @@ def update_baseline(root: Path, tasks: list[str], *, every: bool, results_dir: P
         raise UserError("no results for any task in tasks/", path=results_dir, field="--results")
     agent = gate.check_agents(baseline.agent, stream.agent_of(loaded),
                               allow_mismatch=allow_agent_mismatch, results_path=results_dir)
-    summaries = summarize_results(loaded, k)
-
-    entries = dict(baseline.entries)
-    lines = []
-    counts: dict[str, int] = {}
-    for task in with_results:
-        if not task.prompt_path.is_file():
-            raise UserError("missing prompt.md (its hash is part of the baseline)",
-                            path=task.prompt_path)
-        runs = loaded[task.id]
-        summary = summaries[task.id]
-        old = entries.get(task.id)
-        reason = _refusal(task, summary, runs.prompt_hashes)
-        if reason:
-            action, message = "refused", f"refused: {reason}"
-        else:
-            change = updated_entry(
-                old,
-                task=task.id,
-                passes=summary.passes,
-                runs=summary.runs,
-                recorded=recorded,
-                prompt_hash=task.prompt_hash,
-                avg_tokens=summary.mean_tokens,
-                avg_wall_seconds=summary.mean_wall_seconds,
-                allow_below_threshold=allow_below_threshold,
-                distributions=summary.distributions,
-                threshold=min_baseline_rate,
-            )
-            action, message = change.action, change.message
-            if change.stored is not None:
-                entries[task.id] = change.stored  # refusals keep the gate, add the observation
-        counts[action] = counts.get(action, 0) + 1
-        lines.append(f"{task.id}: {message}")
-    for task_id in missing:
-        lines.append(f"{task_id}: skipped: no results")
-    if every:
-        known = {t.id for t in all_tasks}
-        stale = sorted(set(entries) - known)
-        if stale:
-            lines.append(f"note: baseline entries with no task folder, left as they are: "
-                         f"{', '.join(stale)}")
-    few = sorted(t for t, e in entries.items() if e.runs < RECOMMENDED_RUNS
-                 and (t not in baseline.entries or e.snapshot != baseline.entries[t].snapshot))
-    if few:
-        lines.append(f"note: {len(few)} task(s) recorded from fewer than {RECOMMENDED_RUNS} runs; "
-                     "such baselines make the gate noisier (see docs/gate.md)")
+    entries, lines, counts = record_tasks(
+        with_results, loaded, summarize_results(loaded, k), baseline.entries, recorded=recorded,
+        allow_below_threshold=allow_below_threshold, threshold=min_baseline_rate)
+    lines += [f"{task_id}: skipped: no results" for task_id in missing]
+    lines += closing_notes(entries, baseline, all_tasks if every else None)
     accepted = counts.get("added", 0) + counts.get("updated", 0) + counts.get("unchanged", 0)
     if agent and baseline.agent and agent != baseline.agent and not accepted:
         # every task refused: another agent's observations do not go into this agent's baseline
@@ -144,6 +102,60 @@ def update_baseline(root: Path, tasks: list[str], *, every: bool, results_dir: P
     else:
         outcome = f"{shown} not written (no baseline yet, nothing recorded): {tally}"
     return BaselineUpdate(tuple(lines), outcome, counts.get("refused", 0))
+
+
+def record_tasks(tasks, loaded, summaries, entries, *, recorded: str,
+                 allow_below_threshold: bool, threshold: Fraction):
+    """(the entries with each task's results recorded or refused, a line per task, how many
+    tasks ended in each action)."""
+    entries = dict(entries)
+    lines = []
+    counts: dict[str, int] = {}
+    for task in tasks:
+        if not task.prompt_path.is_file():
+            raise UserError("missing prompt.md (its hash is part of the baseline)",
+                            path=task.prompt_path)
+        summary = summaries[task.id]
+        reason = _refusal(task, summary, loaded[task.id].prompt_hashes)
+        if reason:
+            action, message = "refused", f"refused: {reason}"
+        else:
+            change = updated_entry(
+                entries.get(task.id),
+                task=task.id,
+                passes=summary.passes,
+                runs=summary.runs,
+                recorded=recorded,
+                prompt_hash=task.prompt_hash,
+                avg_tokens=summary.mean_tokens,
+                avg_wall_seconds=summary.mean_wall_seconds,
+                allow_below_threshold=allow_below_threshold,
+                distributions=summary.distributions,
+                threshold=threshold,
+            )
+            action, message = change.action, change.message
+            if change.stored is not None:
+                entries[task.id] = change.stored  # refusals keep the gate, add the observation
+        counts[action] = counts.get(action, 0) + 1
+        lines.append(f"{task.id}: {message}")
+    return entries, lines, counts
+
+
+def closing_notes(entries, baseline: Baseline, all_tasks) -> list[str]:
+    """Entries whose task folder is gone (with --all: `all_tasks`), and entries recorded now
+    from fewer than RECOMMENDED_RUNS runs."""
+    lines = []
+    if all_tasks is not None:
+        stale = sorted(set(entries) - {t.id for t in all_tasks})
+        if stale:
+            lines.append(f"note: baseline entries with no task folder, left as they are: "
+                         f"{', '.join(stale)}")
+    few = sorted(t for t, e in entries.items() if e.runs < RECOMMENDED_RUNS
+                 and (t not in baseline.entries or e.snapshot != baseline.entries[t].snapshot))
+    if few:
+        lines.append(f"note: {len(few)} task(s) recorded from fewer than {RECOMMENDED_RUNS} runs; "
+                     "such baselines make the gate noisier (see docs/gate.md)")
+    return lines
 
 
 def _refusal(task, summary, prompt_hashes) -> str:

@@ -2,7 +2,7 @@
 
 Defences: ci_eval/results/store.py (one invocation holds a results folder: flock, holder's pid;
 every line read back is checked: duplicate runs, runs beyond what was asked, foreign agents are
-exit 2 naming file:line; a failed append is undone) and commands/run.py (--out resolved, never
+exit 2 naming file:line; a failed append is undone) and run/preflight.py (--out resolved, never
 the repo root, above it or inside tasks/; -k at most 1000).
 """
 

@@ -12,7 +12,6 @@ forms); a tool that ignores them has no network.
 from __future__ import annotations
 
 import os
-import select
 import socket
 import sys
 import threading
@@ -20,8 +19,11 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ci_eval.run.agent import relay_program
+from ci_eval.run.agent.relay_program import SOCKET_NAME, pump
+from ci_eval.run.sandbox.program_text import program_text
+
 RELAY_PORT = 3128
-SOCKET_NAME = "api-proxy.sock"
 MAX_HEAD_BYTES = 64 * 1024
 CONNECT_TIMEOUT = 15
 HEAD_TIMEOUT = 30  # seconds to send a request head
@@ -42,44 +44,6 @@ PRESET_API_HOSTS = {
     "mini-swe-agent": ("api.anthropic.com", "api.openai.com"),
 }
 
-# Runs inside the agent's sandbox with the sandbox's interpreter (no ci_eval import: the package
-# may sit under the hidden repo root): the relay, then the agent's command (the launcher
-# brought the namespace's loopback up).
-RELAY = r"""
-import os, socket, subprocess, sys, threading
-folder, port, argv = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-dirfd = os.open(folder, os.O_PATH)
-listener = socket.socket()
-listener.bind(("127.0.0.1", port))
-listener.listen(64)
-def pump(src, dst):
-    try:
-        while data := src.recv(65536):
-            dst.sendall(data)
-    except OSError:
-        pass
-    finally:
-        for s in (src, dst):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-def serve():
-    while True:
-        conn, _ = listener.accept()
-        up = socket.socket(socket.AF_UNIX)
-        try:
-            up.connect(f"/proc/self/fd/{dirfd}/""" + SOCKET_NAME + r"""")
-        except OSError:
-            conn.close()
-            continue
-        for a, b in ((conn, up), (up, conn)):
-            threading.Thread(target=pump, args=(a, b), daemon=True).start()
-threading.Thread(target=serve, daemon=True).start()
-sys.exit(subprocess.call(argv))
-"""
-
-
 def allowed_hosts(preset: str | None, base_url: str | None, listed) -> frozenset[str]:
     """host or host:port entries the proxy lets through (lower-case)."""
     hosts = list(PRESET_API_HOSTS.get(preset or "", ()))
@@ -97,7 +61,8 @@ def host_allowed(allowed: frozenset[str], host: str, port: int) -> bool:
 
 
 def relay_argv(run_dir: Path, command: list[str]) -> list[str]:
-    return [sys.executable, "-I", "-S", "-c", RELAY, str(run_dir), str(RELAY_PORT), *command]
+    return [sys.executable, "-I", "-S", "-c", program_text(relay_program), str(run_dir), str(RELAY_PORT),
+            *command]
 
 
 def proxy_env() -> dict[str, str]:
@@ -152,10 +117,11 @@ class ApiProxy:
             upstream = self._open(conn)
             if upstream is not None:
                 active = [time.monotonic()]  # the last byte either way
-                other = threading.Thread(target=_pump, args=(upstream, conn, active),
-                                         daemon=True)
+                idle = {"idle_timeout": IDLE_TIMEOUT, "idle_check": IDLE_CHECK}
+                other = threading.Thread(target=pump, args=(upstream, conn, active),
+                                         kwargs=idle, daemon=True)
                 other.start()
-                _pump(conn, upstream, active)
+                pump(conn, upstream, active, **idle)
                 other.join()
         except Exception:  # noqa: BLE001, S110 - nothing an agent sends is a traceback of ours
             pass
@@ -249,30 +215,3 @@ def _origin_form(head: bytes) -> bytes:
     parts = urlsplit(uri.decode("ascii"))
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return b" ".join([method, path.encode("ascii"), version]) + b"\r\n" + rest
-
-
-def _pump(src: socket.socket, dst: socket.socket, active: list[float] | None = None) -> None:
-    """src's bytes to dst until either end closes or, with `active` (when a byte last went
-    either way), nothing went either way for IDLE_TIMEOUT; then both are shut down."""
-    waiting = select.poll()
-    waiting.register(src, select.POLLIN)
-    try:
-        while True:
-            if active is not None and not waiting.poll(IDLE_CHECK * 1000):
-                if time.monotonic() - active[0] < IDLE_TIMEOUT:
-                    continue
-                break
-            data = src.recv(65536)
-            if not data:
-                break
-            if active is not None:
-                active[0] = time.monotonic()
-            dst.sendall(data)
-    except OSError:
-        pass
-    finally:
-        for s in (src, dst):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass

@@ -10,30 +10,24 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import json
 import os
 import shutil
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ci_eval import strict_json
-from ci_eval.agents.config import AgentConfig, env_problem, visible_env
+from ci_eval.agents.config import AgentConfig, visible_env
 from ci_eval.agents.harness import WORKSPACE, Harness
 from ci_eval.agents.presets import PRESETS
-from ci_eval.agents.pricing import cost_from_pricing
 from ci_eval.output import (
     MIN_SECRET_CHARS,
-    UntrustedFile,
     add_secrets,
     looks_secret,
     mask,
     masked,
-    read_capped,
 )
-from ci_eval.results.records import USAGE_FIELDS, number_problem
 from ci_eval.run.agent.api_proxy import ApiProxy, allowed_hosts, proxy_env, relay_argv
 from ci_eval.run.agent.retry import RETRYABLE_INFRA
+from ci_eval.run.agent.usage import joined, read_preset, read_usage
 from ci_eval.run.sandbox import launcher
 from ci_eval.run.sandbox.environment import allowed_env
 from ci_eval.run.sandbox.home import OWN_HOME, agent_home
@@ -47,9 +41,7 @@ from ci_eval.run.workspace.harness_files import HARNESS_DIR_ENV, lay_home
 from ci_eval.tasks.model import Task, archive_dir, tasks_dir
 from ci_eval.tasks.upstream import agent_hidden_paths, pin_of
 
-USAGE_CAP_BYTES = 64 * 1024
 OUTPUT_CAP_BYTES = 1024 * 1024  # of the agent's output kept for reading usage and the log
-OUTPUT_FILE_CAP_BYTES = 16 * 1024 * 1024  # a preset's output file (a trajectory)
 
 
 class AgentKind(enum.Enum):
@@ -136,36 +128,6 @@ def agent_env(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths) -> d
     return env
 
 
-def read_usage(path: Path) -> tuple[dict | None, str]:
-    """Usage the agent reported, or None when it reported none (never a made-up 0). The file is
-    the agent's: read without following links or blocking, capped, parsed with limits; anything
-    wrong with it is a note, never a crash."""
-    try:
-        data = read_capped(path, USAGE_CAP_BYTES)
-    except UntrustedFile as exc:
-        return None, f"usage file ignored: {exc}"
-    if data is None:
-        return None, ""
-    try:
-        parsed = strict_json.loads(data.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        return None, f"usage file is not valid JSON (ignored: {' '.join(str(exc).split())[:100]})"
-    if not isinstance(parsed, dict):
-        return None, "usage file is not a JSON object (ignored)"
-    usage, ignored = {}, []
-    for name in USAGE_FIELDS:
-        value = parsed.get(name)
-        if name != "cost_usd" and isinstance(value, float) and value.is_integer():
-            value = int(value)  # 1200.0 tokens is 1200
-        if number_problem(name, value):  # what results.check_record would refuse to read back
-            ignored.append(f"{name} {json.dumps(value)[:40]}")
-            value = None
-        usage[name] = value
-    if usage["tokens"] is None and usage["input_tokens"] is not None and usage["output_tokens"] is not None:
-        usage["tokens"] = usage["input_tokens"] + usage["output_tokens"]
-    return usage, f"usage file: ignored {', '.join(ignored)}" if ignored else ""
-
-
 # An argument naming one of these, as a path relative to the repo root, is a script to copy.
 SCRIPT_SUFFIXES = (".py", ".sh", ".bash", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl")
 
@@ -196,32 +158,6 @@ def resolve_command(command: tuple[str, ...], repo_root: Path, paths: RunPaths, 
         if script is not None:
             argv[index] = _copied(script, repo_root, paths.run_dir / "agent-bin" / str(index))
     return argv
-
-
-def agent_problem(agent: AgentConfig, repo_root: Path,
-                  environ: Mapping[str, str] = os.environ) -> str | None:
-    """Before any run (preflight): why the agent cannot start here, or None. Built-ins always
-    can: the program resolves and is executable (a preset's tool on PATH, a command's program on
-    PATH or, for a path, in the repo), every variable its `env:` lists is set, and a preset has
-    one of its key variables."""
-    if agent.builtin:
-        return None
-    problem = env_problem(agent, environ)
-    if problem:
-        return problem
-    program = agent.program
-    if program is None:  # a command string that starts with shell syntax: bash decides
-        return None
-    path = allowed_env(()).get("PATH", os.defpath)
-    if "/" in program:
-        candidate = (Path(repo_root) / program)
-        if not (candidate.is_file() and os.access(candidate, os.X_OK)):
-            return f"agent {agent.name}: {program} is not an executable file"
-        return None
-    if shutil.which(program, path=path) is None:
-        what = f"the {agent.preset} preset's program" if agent.preset else "its command"
-        return f"agent {agent.name}: {what} {program!r} is not on PATH"
-    return None
 
 
 def _repo_script(argument: str, repo_root: Path) -> Path | None:
@@ -267,15 +203,8 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
     `harness`: its workspace files are in the workspace already (attempt.py); here its home
     entries go into the run's own HOME and its read-only copy (paths.harness_dir, laid by the
     caller when the harness has files) is shown to the agent as CI_EVAL_HARNESS_DIR."""
-    if agent.builtin == "noop":
-        return AgentOutcome(AgentKind.DONE, 0.0)
-    if agent.builtin == "reference":
-        try:
-            apply_output(task.solution_dir, paths.workspace)
-        except WorkspaceError as exc:
-            return AgentOutcome(AgentKind.INFRA, 0.0, f"reference agent: {exc}", retryable=False)
-        return AgentOutcome(AgentKind.DONE, 0.0)
-
+    if agent.builtin:
+        return run_builtin(agent, task, paths)
     env = agent_env(agent, task, run_no, paths)
     env.update(agent_home(agent, paths.home))
     shown_harness: tuple[str, ...] = ()
@@ -287,30 +216,66 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
     add_secrets(secret_values(agent))  # masked in everything written from now on
     preset = PRESETS[agent.preset] if agent.preset else None
     try:
-        if preset:
-            gateway = tuple(preset.gateway_args(agent.base_url)) if agent.base_url else ()
-            command = preset.argv(task.prompt_path.read_text(encoding="utf-8", errors="replace"),
-                                  str(paths.prompt_file), str(paths.workspace),
-                                  str(paths.run_dir), agent.model, gateway + agent.args)
-            if shutil.which(command[0], path=env.get("PATH")) is None:
-                raise FileNotFoundError(command[0])
-        else:
-            command = resolve_command(agent.command, repo_root, paths, env,
-                                      copy_scripts=not agent.shell, harness=harness)
+        command = agent_command(agent, task, paths, env, repo_root=repo_root, harness=harness)
     except FileNotFoundError as exc:
         return AgentOutcome(AgentKind.INFRA, 0.0, f"agent command not found: {exc.args[0]}",
                             retryable=False)
+    ran = run_sandboxed(agent, task, command, env, paths, repo_root=repo_root,
+                        runs_base=runs_base, timeout=timeout, isolation=isolation, hide=hide,
+                        shown_harness=shown_harness)
+    if isinstance(ran, AgentOutcome):
+        return ran
+    result, failure = ran
+    output = mask(result.output_tail, cut_start=True)
+    if failure is not None:
+        return AgentOutcome(AgentKind.INFRA, result.seconds, f"agent sandbox: {failure.message}",
+                            retryable=failure.kind is not FailureKind.COMMAND_NOT_FOUND,
+                            output=output)
+    return outcome_of(agent, preset, result, output, paths, pricing=pricing, timeout=timeout)
+
+
+def run_builtin(agent: AgentConfig, task: Task, paths: RunPaths) -> AgentOutcome:
+    """noop changes nothing; reference applies the task's solution/."""
+    if agent.builtin == "reference":
+        try:
+            apply_output(task.solution_dir, paths.workspace)
+        except WorkspaceError as exc:
+            return AgentOutcome(AgentKind.INFRA, 0.0, f"reference agent: {exc}", retryable=False)
+    return AgentOutcome(AgentKind.DONE, 0.0)
+
+
+def agent_command(agent: AgentConfig, task: Task, paths: RunPaths, env: dict, *,
+                  repo_root: Path, harness: Harness | None) -> list[str]:
+    """The argv to run: a preset's (its program on PATH), or the entry's command with the
+    repo's files it names run from elsewhere (resolve_command); FileNotFoundError otherwise."""
+    if not agent.preset:
+        return resolve_command(agent.command, repo_root, paths, env,
+                               copy_scripts=not agent.shell, harness=harness)
+    preset = PRESETS[agent.preset]
+    gateway = tuple(preset.gateway_args(agent.base_url)) if agent.base_url else ()
+    command = preset.argv(task.prompt_path.read_text(encoding="utf-8", errors="replace"),
+                          str(paths.prompt_file), str(paths.workspace),
+                          str(paths.run_dir), agent.model, gateway + agent.args)
+    if shutil.which(command[0], path=env.get("PATH")) is None:
+        raise FileNotFoundError(command[0])
+    return command
+
+
+def run_sandboxed(agent: AgentConfig, task: Task, command, env: dict, paths: RunPaths, *,
+                  repo_root: Path, runs_base: Path, timeout: float, isolation: Isolation,
+                  hide: tuple[Path, ...], shown_harness: tuple[str, ...]):
+    """The command in the agent's sandbox (behind the api-only relay for `network: api-only`):
+    (its process result, the sandbox's failure or None), or an AgentOutcome when it cannot be
+    run."""
     # Without a PID namespace, processes that left the agent's group are found by environment.
     sweep = None if isolation.agent_sandboxed else f"CI_EVAL_WORKSPACE={env['CI_EVAL_WORKSPACE']}"
     with Pipe() as status:
         sockets = socket_folders()  # whoever reaches an engine socket is root here
         request = agent_request(isolation, command, repo_root=repo_root,
-                                              runs_base=runs_base, run_dir=paths.run_dir,
-                                              hide=(*hide, *sockets,
-                                                    *upstream_hidden(task, paths.run_dir)),
-                                              home=env.get("HOME")
-                                              if agent.home == "host" else None,
-                                              keep=(*kept_under(sockets), *shown_harness))
+                                runs_base=runs_base, run_dir=paths.run_dir,
+                                hide=(*hide, *sockets, *upstream_hidden(task, paths.run_dir)),
+                                home=env.get("HOME") if agent.home == "host" else None,
+                                keep=(*kept_under(sockets), *shown_harness))
         proxy = None
         if network_mode(agent, task) == "api-only":
             if request is None:
@@ -332,15 +297,16 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
             if proxy is not None:
                 proxy.close()
             release_scratch(paths.run_dir)
-        failure = read_failure(status.read(), result.launch_error)
-    output = mask(result.output_tail, cut_start=True)
-    if failure is not None:
-        return AgentOutcome(AgentKind.INFRA, result.seconds, f"agent sandbox: {failure.message}",
-                            retryable=failure.kind is not FailureKind.COMMAND_NOT_FOUND,
-                            output=output)
+        return result, read_failure(status.read(), result.launch_error)
+
+
+def outcome_of(agent: AgentConfig, preset, result, output: str, paths: RunPaths, *,
+               pricing: dict | None, timeout: float) -> AgentOutcome:
+    """What a run that the sandbox ran says: its usage and outcome (a preset's output, or the
+    usage file), an infrastructure error the tool reported, a timeout, its exit code."""
     if preset:
-        usage, outcome, note, infra = _read_preset(preset, agent, result.output_tail, result,
-                                                   paths, pricing)
+        usage, outcome, note, infra = read_preset(preset, agent, result.output_tail, result,
+                                                  paths, pricing)
         note = mask(note)
         outcome = masked(outcome)
     else:
@@ -369,30 +335,6 @@ def network_mode(agent: AgentConfig, task: Task) -> str:
     if agent.network:
         return agent.network
     return "api-only" if pin_of(task.metadata) else "host"
-
-
-def _read_preset(preset, agent, output, result, paths, pricing):
-    """(usage, the tool's outcome fields, a note, an infra error) from a preset tool's output
-    and the files it was told to write (read capped, never through a link)."""
-    files, notes = {}, []
-    for key, path in preset.output_files(str(paths.run_dir)).items():
-        try:
-            data = read_capped(path, OUTPUT_FILE_CAP_BYTES)
-        except UntrustedFile as exc:
-            notes.append(str(exc))
-            continue
-        if data is not None:
-            files[key] = data.decode("utf-8", errors="replace")
-    report = preset.parse(output, None if result.timed_out else result.exit_code, files)
-    report = cost_from_pricing(report, agent.model, pricing or {})
-    outcome = {k: v for k, v in list(report.outcome.items())[:20]
-               if isinstance(v, (str, int, float, bool)) or v is None}
-    return report.usage(), outcome, joined(*notes, report.note), report.infra_error
-
-
-def joined(*parts: str) -> str:
-    """The non-empty parts, "; "-separated (a run's reason from its notes)."""
-    return "; ".join(p for p in parts if p)
 
 
 def upstream_hidden(task, run_dir: Path) -> list[Path]:

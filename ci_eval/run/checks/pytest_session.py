@@ -61,7 +61,7 @@ def sentinel_tests(session, must_fail: str, must_pass: str) -> list[pytest.Funct
             for name in (pass_name, fail_name)]
 
 
-class Harness:
+class SessionPlugin:
     """The session's plugin besides the report: the workspace on sys.path, the sentinel."""
 
     def __init__(self) -> None:
@@ -181,4 +181,4 @@ def main() -> None:
         return None if untrusted(str(source)) else read_pyc(source, pyc, trace)
 
     rewrite._read_pyc = read_trusted_pyc
-    sys.exit(pytest.main(plugins=[pytest_report, Harness()]))
+    sys.exit(pytest.main(plugins=[pytest_report, SessionPlugin()]))

@@ -1,5 +1,5 @@
 """Before any agent run: is every task's `requires` met for the checks? Problems found here
-cost no agent run (the agent's half of the preflight is agent/start.agent_problem).
+cost no agent run (the agent's half of the preflight is agent/problem.agent_problem).
 
 Each name is resolved as the checks will see it: it is
   met when the interpreter that runs the checks can import it from their sys.path (pytest, ruff

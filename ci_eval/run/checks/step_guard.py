@@ -54,7 +54,7 @@ class Entry:
 
 
 @dataclass
-class Snapshot:
+class TreeSnapshot:
     root: Path
     entries: dict[str, Entry] = field(default_factory=dict)
     complete: bool = True
@@ -65,10 +65,10 @@ class StepGuard:
     problem: str = ""
 
 
-def take(root: Path, keep_bytes: bool = True) -> Snapshot:
+def take(root: Path, keep_bytes: bool = True) -> TreeSnapshot:
     """The workspace under `root` as it is now (links never followed), with the bytes of its
     files up to the budget when keep_bytes."""
-    snapshot = Snapshot(root)
+    snapshot = TreeSnapshot(root)
     budget = [TOTAL_BYTES_KEPT if keep_bytes else 0]
     stack = [""]
     while stack:
@@ -146,7 +146,7 @@ def _read(path: str) -> bytes | None:
         os.close(fd)
 
 
-def changes(before: Snapshot, after: Snapshot) -> dict[str, Entry | None]:
+def changes(before: TreeSnapshot, after: TreeSnapshot) -> dict[str, Entry | None]:
     """The paths that differ between two snapshots -> what `before` had there (None: nothing)."""
     found = {}
     for rel in before.entries.keys() | after.entries.keys():
@@ -167,7 +167,7 @@ def _differs(was: Entry | None, now: Entry | None) -> bool:
 
 
 def put_back(root: Path, wanted: dict[str, Entry | None],
-             since: Snapshot | None = None) -> list[str]:
+             since: TreeSnapshot | None = None) -> list[str]:
     """Make each path of `wanted` what it maps to (None: nothing there), except those that
     changed after `since` was taken (checks.py's own writes between steps stay); the paths that
     could not be put back (a changed file whose bytes were not kept)."""
@@ -258,7 +258,7 @@ def _put(path: Path, was: Entry, now: Entry | None) -> bool:
     return True
 
 
-_pending: list[tuple[dict[str, Entry | None], Snapshot]] = []  # ended steps' changes
+_pending: list[tuple[dict[str, Entry | None], TreeSnapshot]] = []  # ended steps' changes
 PR_GET_CHILD_SUBREAPER = 37
 
 

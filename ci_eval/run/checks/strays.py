@@ -34,14 +34,14 @@ TAIL_BYTES = 64 * 1024  # of each stream, kept for reasons
 
 
 @dataclass(frozen=True)
-class Step:
+class StepResult:
     code: int | None  # None: killed for the timeout
     stdout: str  # the last TAIL_BYTES of each
     stderr: str
 
 
 def run_step(argv: list[str], *, timeout: float, env: dict | None = None,
-             cwd=None) -> Step:
+             cwd=None) -> StepResult:
     """Run argv (in cwd); on timeout kill it; then end whatever it left running. Its output is
     read as it comes and only its end kept."""
     before = descendants()
@@ -62,7 +62,7 @@ def run_step(argv: list[str], *, timeout: float, env: dict | None = None,
         end_strays(before)  # also closes the pipes its leftovers held
     for reader in readers:
         reader.join(timeout=5)
-    return Step(code, *(b"".join(tail).decode(errors="replace") for tail in tails))
+    return StepResult(code, *(b"".join(tail).decode(errors="replace") for tail in tails))
 
 
 def _keep_tail(stream, tail: deque) -> None:

@@ -31,14 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import ci_eval
+from ci_eval.run.sandbox import launcher_boot_program
 from ci_eval.run.sandbox.launcher_program import ResultKind, read_result
+from ci_eval.run.sandbox.program_text import program_text
 from ci_eval.run.sandbox.sandbox_program import View
 
-BOOT = ("import json, sys\n"
-        "config = json.loads(sys.argv[2])\n"
-        "sys.path[:0] = config['path']\n"
-        "from ci_eval.run.sandbox import launcher_program\n"
-        "launcher_program.serve(int(sys.argv[1]))\n")
 LIVENESS_SECONDS = 1.0  # how often a start that takes long checks the launcher lives
 SOCKET_BUFFER = 4 * 1024 * 1024  # a request (argv, environment) is one message
 TITLE = "ci-eval-sandbox-launcher"  # its last argument: what ps shows it as
@@ -62,7 +59,7 @@ class Request:
     loopback: bool = False  # net: its loopback brought up (network: api-only's relay listens)
 
 
-class Launched:
+class LaunchedProcess:
     """A command the launcher started (Popen's pid, wait() and returncode), followed through its
     result pipe, which only the launcher's forked child writes (see launcher_program.py)."""
 
@@ -143,12 +140,12 @@ class Launcher:
         return self._process is not None and self._process.poll() is None
 
     def start(self, request: Request, *, env: dict, cwd: Path, fds: list[int],
-              wait: bool = True) -> Launched:
+              wait: bool = True) -> LaunchedProcess:
         """Start `request` with stdout+stderr to fds[0] and fds[1:] passed along (status pipe,
         then the verdict pipe for checks, the gate's read end when gated, and one descriptor
         per `held` path). The caller closes its copies of fds afterwards. When the
-        launcher cannot start it, the Launched has no pid and says why in `error`. wait=False:
-        return before the launcher's child said its pid; Launched.started() waits for it."""
+        launcher cannot start it, the LaunchedProcess has no pid and says why in `error`. wait=False:
+        return before the launcher's child said its pid; LaunchedProcess.started() waits for it."""
         message = json.dumps({
             "mode": request.mode, "argv": list(request.argv), "env": env, "cwd": str(cwd),
             "sandbox": request.view.to_json(), "user": request.user, "net": request.net,
@@ -157,7 +154,7 @@ class Launcher:
             "gated": request.gated, "held": list(request.held),
         }).encode()
         read_fd, write_fd = os.pipe()
-        launched = Launched(read_fd, self)
+        launched = LaunchedProcess(read_fd, self)
         try:
             with self._lock:
                 for attempt in (1, 2):  # once more with a fresh launcher if this one died
@@ -189,8 +186,8 @@ class Launcher:
         config = {"path": [str(Path(ci_eval.__file__).resolve().parents[1])]}
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", BOOT, str(theirs.fileno()), json.dumps(config),
-                 TITLE],
+                [sys.executable, "-I", "-S", "-c", program_text(launcher_boot_program),
+                 str(theirs.fileno()), json.dumps(config), TITLE],
                 pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, start_new_session=True, env={"PATH": os.defpath})
         finally:

@@ -1,7 +1,7 @@
 """The sandbox launcher: one interpreter per harness process that forks every sandboxed command.
 
-Started by ci_eval/run/sandbox/launcher.py as `python -I -S -c BOOT SOCKET_FD CONFIG` (CONFIG: where
-ci_eval is). It takes requests on the socket, one at a time:
+Started by ci_eval/run/sandbox/launcher.py through launcher_boot_program.py (`python -I -S -c
+TEXT SOCKET_FD CONFIG`, CONFIG: where ci_eval is). It takes requests on the socket, one at a time:
 
   request  {"mode": "exec" | "checks", "argv", "env", "cwd", "sandbox": sandbox_program.View as JSON,
            "user": bool, "net": bool, "sys_path", "checks", "gated": bool, "held": [paths]},

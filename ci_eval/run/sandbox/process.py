@@ -18,8 +18,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_eval.run.sandbox import cancellation
+from ci_eval.run.sandbox import cancellation, pdeathsig_program
 from ci_eval.run.sandbox.launcher import Launcher, Request
+from ci_eval.run.sandbox.program_text import program_text
 
 TAIL_CAP_BYTES = 4096  # enough for reasons; agents ask for more (their output is parsed)
 
@@ -44,14 +45,6 @@ def _keep_tail(stream, tail: bytearray, cap: int) -> None:
             del tail[: len(tail) - cap]
 
 
-# Where setpriv (util-linux >= 2.33) is missing: the same in Python, checking that the parent
-# did not die before the signal was armed. Slower to start (a Python), so only a fallback.
-_PDEATHSIG_PY = ("import ctypes, os, sys\n"
-                 "ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)\n"  # PR_SET_PDEATHSIG, SIGKILL
-                 "os.getppid() == int(sys.argv[1]) or os._exit(137)\n"
-                 "os.execvp(sys.argv[2], sys.argv[2:])\n")
-
-
 @functools.lru_cache(maxsize=1)
 def death_signal_prefix() -> tuple[str, ...]:
     """The argv prefix that makes a command die with this process."""
@@ -64,7 +57,7 @@ def death_signal_prefix() -> tuple[str, ...]:
                 return (setpriv, "--pdeathsig", "KILL")
         except (OSError, subprocess.TimeoutExpired):
             pass
-    return (sys.executable, "-I", "-S", "-c", _PDEATHSIG_PY, str(os.getpid()))
+    return (sys.executable, "-I", "-S", "-c", program_text(pdeathsig_program), str(os.getpid()))
 
 
 def kill_group(pgid: int) -> None:
@@ -176,7 +169,7 @@ def start_process(argv: list[str], *, cwd: Path, env: dict, tail_cap: int = TAIL
 class Running:
     """A command start_process started, its output being read (once begun)."""
 
-    proc: object  # subprocess.Popen, or launcher.Launched
+    proc: object  # subprocess.Popen, or launcher.LaunchedProcess
     stream: object
     tail: bytearray
     tail_cap: int
