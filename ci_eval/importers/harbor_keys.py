@@ -12,8 +12,8 @@ import re
 # key -> what ci-eval does with it (docs/docker.md "Harbor tasks")
 ENVIRONMENT_KEYS = {
     "allow_internet": "the agent container gets the engine's default network and the verifier "
-                      "none (a bridge-less engine gives neither any network): bake the tools "
-                      "test.sh installs into the image (docs/docker.md)",
+                      "none (a bridge-less engine gives neither any network): the tools test.sh "
+                      "installs come from CI_EVAL_VERIFIER_TOOLS or the image (docs/docker.md)",
     "mcp_servers": "MCP servers are not started or given to the agent",
     "skills_dir": "skills are not installed for the agent (copy them into the task's harness "
                   "files, e.g. .claude/skills/, if the agent should see them)",
@@ -106,7 +106,8 @@ def unsupported(data: dict, files: dict[str, bytes]) -> list[str]:
     installs = sorted({m.group(0).strip() for m in _INSTALLS.finditer(test_sh)})
     if installs:
         found.append(f"tests/test.sh installs tools when it runs ({', '.join(installs)}): the "
-                     "checks container has no network, so bake them into environment/Dockerfile "
+                     "checks container has no network: give it uv and the wheels it asks for "
+                     "with CI_EVAL_VERIFIER_TOOLS, or bake them into environment/Dockerfile "
                      "(docs/docker.md \"Harbor tasks\")")
     dockerfile = files.get("environment/Dockerfile", b"").decode("utf-8", errors="replace")
     if re.search(r"^\s*ENTRYPOINT\b", dockerfile, re.MULTILINE | re.IGNORECASE):

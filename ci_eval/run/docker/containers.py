@@ -36,6 +36,9 @@ class ContainerSpec:
     # the image's ENTRYPOINT runs with the command as its arguments (Harbor: an entrypoint that
     # sets up /etc/hosts or starts a server, then `exec "$@"`), instead of being replaced
     keep_entrypoint: bool = False
+    # ports below 1024 bindable without a capability, in the container's own network namespace
+    # (Harbor's containers keep NET_BIND_SERVICE: an entrypoint serving on port 80)
+    low_ports: bool = False
 
 
 def run_argv(spec: ContainerSpec) -> list[str]:
@@ -51,6 +54,8 @@ def run_argv(spec: ContainerSpec) -> list[str]:
         argv += ["--cap-add", capability]
     if spec.network is not None:
         argv += ["--network", spec.network]
+    if spec.low_ports:
+        argv += ["--sysctl", "net.ipv4.ip_unprivileged_port_start=0"]
     if spec.user:
         argv += ["--user", spec.user]
     for mount in spec.mounts:

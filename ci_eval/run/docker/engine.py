@@ -8,6 +8,7 @@ author's, and what a container printed comes back capped.
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -191,21 +192,36 @@ class ImageConfig:
     workdir: str  # "" when the image sets none
     user: str  # "" when the image sets none (root)
     entrypoint: bool = False  # the image sets an ENTRYPOINT
+    path: str = ""  # the image's PATH ("" when it sets none)
 
 
 def image_config(tag: str) -> ImageConfig | None:
-    """The image's id, WORKDIR, USER and whether it has an ENTRYPOINT; None when the engine
-    holds no such image."""
+    """The image's id, WORKDIR, USER, whether it has an ENTRYPOINT, and its PATH; None when
+    the engine holds no such image."""
     proc = docker("image", "inspect", "--format",
-                  "{{.Id}}\n{{.Config.WorkingDir}}\n{{.Config.User}}\n{{json .Config.Entrypoint}}",
-                  tag, check=False)
+                  "{{.Id}}\n{{.Config.WorkingDir}}\n{{.Config.User}}\n{{json .Config.Entrypoint}}"
+                  "\n{{json .Config.Env}}", tag, check=False)
     if proc.returncode != 0:
         if b"No such image" in proc.stderr or b"no such image" in proc.stderr.lower():
             return None
         raise EngineError(last_line(proc.stderr) or "docker image inspect failed")
     lines = [line.strip() for line in
-             (proc.stdout.decode(errors="replace").splitlines() + ["", "", "", ""])[:4]]
-    return ImageConfig(*lines[:3], entrypoint=lines[3] not in ("", "null", "[]"))
+             (proc.stdout.decode(errors="replace").splitlines() + [""] * 5)[:5]]
+    return ImageConfig(*lines[:3], entrypoint=lines[3] not in ("", "null", "[]"),
+                       path=_path_of(lines[4]))
+
+
+def _path_of(env_json: str) -> str:
+    """PATH of the image's Config.Env (a JSON list of "NAME=value"); "" when it sets none."""
+    try:
+        env = json.loads(env_json)
+    except ValueError:
+        return ""
+    if not isinstance(env, list):
+        return ""
+    found = [item[len("PATH="):] for item in env if isinstance(item, str)
+             and item.startswith("PATH=")]
+    return found[-1] if found else ""
 
 
 COPY_OUT_CAP_BYTES = 512 * 1024 * 1024  # of the tar stream of an image's WORKDIR
