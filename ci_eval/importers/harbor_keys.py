@@ -109,10 +109,4 @@ def unsupported(data: dict, files: dict[str, bytes]) -> list[str]:
                      "checks container has no network: give it uv and the wheels it asks for "
                      "with CI_EVAL_VERIFIER_TOOLS, or bake them into environment/Dockerfile "
                      "(docs/docker.md \"Harbor tasks\")")
-    dockerfile = files.get("environment/Dockerfile", b"").decode("utf-8", errors="replace")
-    if re.search(r"^\s*ENTRYPOINT\b", dockerfile, re.MULTILINE | re.IGNORECASE):
-        found.append("environment/Dockerfile ENTRYPOINT: run with ci-eval's command as its "
-                     "arguments (solve.sh, test.sh), as an entrypoint ending in `exec \"$@\"` "
-                     "expects; one that never runs its arguments holds each container until "
-                     "its timeout")
     return found

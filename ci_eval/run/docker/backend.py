@@ -22,7 +22,7 @@ from ci_eval.output import UntrustedFile, read_capped_beneath
 from ci_eval.run.agent.start import AgentKind, AgentOutcome, run_agent
 from ci_eval.run.checks.scoring import REPORTS, CheckKind, CheckOutcome, checks_outcome
 from ci_eval.run.docker import engine, harbor
-from ci_eval.run.docker.containers import ContainerSpec, Mount, run_argv
+from ci_eval.run.docker.containers import ContainerSpec, Mount, run_argv, started_argvs
 from ci_eval.run.docker.images import Image, ImageCache, ImageError, default_log_dir
 from ci_eval.run.docker.settings import docker_settings
 from ci_eval.run.docker.verifier_tools import TOOLS_MOUNT, tools_env, tools_folder
@@ -247,6 +247,8 @@ class DockerRunner:
                              scratch=SCRATCH if read_only else (),
                              keep_entrypoint=settings.verifier == "harbor" and image.entrypoint,
                              low_ports=settings.verifier == "harbor")
+        if spec.keep_entrypoint:  # Harbor's order: the environment up, then the script in it
+            return engine.run_in_started(*started_argvs(spec), name, timeout)
         return engine.run_container(run_argv(spec), name, timeout)
 
     def run_agent(self, agent, task: Task, run_no: int, paths, *, placement: str = "host",

@@ -75,3 +75,31 @@ def run_argv(spec: ContainerSpec) -> list[str]:
     if spec.keep_entrypoint:
         return [*argv, spec.image, *spec.command]
     return [*argv, "--entrypoint", spec.command[0], spec.image, *spec.command[1:]]
+
+
+# The task container's command (its entrypoint's arguments) while scripts are exec'd in it:
+# Harbor's `sleep infinity`, after the servers the entrypoint started are listening: Harbor
+# execs its scripts a while after the container starts (its agent set up first); here the set of
+# listening TCP sockets unchanged for SETTLE_SAMPLES samples 0.2 s apart (at most 30 s) stands
+# for that, then READY is made, which the exec'd command waits for.
+READY = "/tmp/.ci-eval-entrypoint-done"
+SETTLE_SAMPLES = 8
+KEEP_ALIVE = ("sh", "-c", "i=0; same=0; prev=x; while [ $i -lt 150 ] && "
+              f"[ $same -lt {SETTLE_SAMPLES} ]; do "
+              "now=$(cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -c ' 0A '); "
+              'if [ "$now" = "$prev" ]; then same=$((same+1)); else same=0; fi; '
+              f"prev=$now; i=$((i+1)); sleep 0.2; done; : > {READY}; "
+              "while :; do sleep 3600; done")
+WAIT_READY = f'while [ ! -e {READY} ]; do sleep 0.1; done; exec "$@"'
+
+
+def started_argvs(spec: ContainerSpec) -> tuple[list[str], list[str]]:
+    """(the `docker run --detach` argv, the `docker exec` argv) running the command as Harbor
+    does in a container whose image has an ENTRYPOINT: the container started with its
+    entrypoint and KEEP_ALIVE as its arguments (the hosts and servers it sets up keep running),
+    then the command exec'd in it once they are up (the container's user, workdir and
+    environment)."""
+    start = run_argv(ContainerSpec(**{**spec.__dict__, "command": KEEP_ALIVE,
+                                      "keep_entrypoint": True}))
+    return ([start[0], "--detach", *start[1:]],
+            ["exec", spec.name, "sh", "-c", WAIT_READY, "sh", *spec.command])

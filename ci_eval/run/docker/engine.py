@@ -17,6 +17,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -146,6 +147,25 @@ def run_container(argv: list[str], name: str, timeout: float, *,
     return Finished(None if timed_out else proc.returncode, timed_out,
                     time.monotonic() - started, bytes(out[-OUTPUT_CAP_BYTES:]),
                     bytes(err[-OUTPUT_CAP_BYTES:]), *state)
+
+
+def run_in_started(start_argv: list[str], exec_argv: list[str], name: str,
+                   timeout: float) -> Finished:
+    """`docker run --detach` (containers.started_argvs), then the command `docker exec`'d in
+    the running container within `timeout` seconds (then the container is killed); the
+    container is removed afterwards whatever happened."""
+    started = time.monotonic()
+    try:
+        proc = docker(*start_argv, check=False, timeout=max(PROBE_TIMEOUT, timeout))
+    except EngineError as exc:
+        remove_container(name)
+        return Finished(None, False, time.monotonic() - started, b"", b"", str(exc))
+    if proc.returncode != 0:
+        remove_container(name)
+        return Finished(proc.returncode, False, time.monotonic() - started, b"", proc.stderr,
+                        f"the container was not started ({last_line(proc.stderr) or 'no reason'})")
+    finished = run_container(exec_argv, name, timeout)
+    return dataclasses.replace(finished, seconds=time.monotonic() - started)
 
 
 def _final_state(name: str) -> tuple[str, bool] | None:
