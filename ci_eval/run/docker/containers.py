@@ -78,19 +78,21 @@ def run_argv(spec: ContainerSpec) -> list[str]:
 
 
 # The task container's command (its entrypoint's arguments) while scripts are exec'd in it:
-# Harbor's `sleep infinity`, after the servers the entrypoint started are listening: Harbor
-# execs its scripts a while after the container starts (its agent set up first); here the set of
-# listening TCP sockets unchanged for SETTLE_SAMPLES samples 0.2 s apart (at most 30 s) stands
-# for that, then READY is made, which the exec'd command waits for.
-READY = "/tmp/.ci-eval-entrypoint-done"
+# Harbor's `sleep infinity` (as a loop busybox's sleep runs too), after marking that the
+# entrypoint ran its arguments, i.e. finished setting up.
+ENTRYPOINT_DONE = "/tmp/.ci-eval-entrypoint-done"
+KEEP_ALIVE = ("sh", "-c", f": > {ENTRYPOINT_DONE} 2>/dev/null; while :; do sleep 3600; done")
+# Harbor execs its scripts a while after the container starts (its agent set up first); the
+# stand-in for that while, run before the exec'd script: the entrypoint done (or 10 s passed:
+# one that runs a server in the foreground never runs its arguments) and the set of listening
+# TCP sockets unchanged for SETTLE_SAMPLES samples 0.2 s apart (at most 30 s in all), so a
+# server the entrypoint started is listening.
 SETTLE_SAMPLES = 8
-KEEP_ALIVE = ("sh", "-c", "i=0; same=0; prev=x; while [ $i -lt 150 ] && "
-              f"[ $same -lt {SETTLE_SAMPLES} ]; do "
-              "now=$(cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -c ' 0A '); "
-              'if [ "$now" = "$prev" ]; then same=$((same+1)); else same=0; fi; '
-              f"prev=$now; i=$((i+1)); sleep 0.2; done; : > {READY}; "
-              "while :; do sleep 3600; done")
-WAIT_READY = f'while [ ! -e {READY} ]; do sleep 0.1; done; exec "$@"'
+SETTLE = ("i=0; same=0; prev=x; while [ $i -lt 150 ] && { [ $same -lt "
+          f"{SETTLE_SAMPLES} ] || {{ [ ! -e {ENTRYPOINT_DONE} ] && [ $i -lt 50 ]; }}; }}; do "
+          "now=$(cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -c ' 0A '); "
+          'if [ "$now" = "$prev" ]; then same=$((same+1)); else same=0; fi; '
+          'prev=$now; i=$((i+1)); sleep 0.2; done; exec "$@"')
 
 
 def started_argvs(spec: ContainerSpec) -> tuple[list[str], list[str]]:
@@ -102,4 +104,4 @@ def started_argvs(spec: ContainerSpec) -> tuple[list[str], list[str]]:
     start = run_argv(ContainerSpec(**{**spec.__dict__, "command": KEEP_ALIVE,
                                       "keep_entrypoint": True}))
     return ([start[0], "--detach", *start[1:]],
-            ["exec", spec.name, "sh", "-c", WAIT_READY, "sh", *spec.command])
+            ["exec", spec.name, "sh", "-c", SETTLE, "sh", *spec.command])
