@@ -112,3 +112,27 @@ def test_an_image_with_an_entrypoint_is_started_then_the_script_exec_d():
     assert "--entrypoint" not in start and "--env" in start
     assert "--sysctl" in start and "net.ipv4.ip_unprivileged_port_start=0" in start
     assert run[:2] == ["exec", "c3"] and run[-2:] == ["/bin/bash", "/solution/solve.sh"]
+
+
+def test_allow_internet_false_takes_the_agent_s_network_and_is_not_warned(tmp_path):
+    import datetime as dt
+    import json
+    from types import SimpleNamespace
+
+    from ci_eval.importers.harbor import convert
+    from ci_eval.run.docker.backend import agent_network
+
+    for allow, expected in ((False, "none"), (True, None)):
+        folder = tmp_path / f"task-{allow}"
+        for part in ("environment", "tests"):
+            (folder / part).mkdir(parents=True)
+        (folder / "instruction.md").write_text("Do it.\n")
+        (folder / "environment" / "Dockerfile").write_text("FROM x\n")
+        (folder / "tests" / "test.sh").write_text("#!/bin/sh\necho 1 > /logs/verifier/reward.txt\n")
+        (folder / "task.toml").write_text(
+            f"[environment]\nallow_internet = {str(allow).lower()}\n")
+        [task] = convert(folder, today=dt.date(2026, 12, 3)).tasks
+        metadata = json.loads(task.files["metadata.json"])
+        assert metadata["docker"].get("agent_network") == expected, metadata
+        assert any("allow_internet" in w for w in task.warnings) is allow, task.warnings
+        assert agent_network(SimpleNamespace(metadata=metadata)) == expected

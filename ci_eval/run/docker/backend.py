@@ -276,7 +276,7 @@ class DockerRunner:
                                 retryable=False)
         finished = self._in_image(task, paths.workspace, agent.command,
                                   (Mount(str(paths.run_dir.resolve()), AGENT_MOUNT),),
-                                  timeout=timeout, network=None, env=from_env)
+                                  timeout=timeout, network=agent_network(task), env=from_env)
         output = finished.output_tail
         if finished.engine_error:
             return AgentOutcome(AgentKind.INFRA, finished.seconds,
@@ -301,6 +301,11 @@ def _prune(folder: Path, *, keep: int) -> None:
                      key=lambda p: p.stat().st_mtime, reverse=True)
     for old in entries[keep:]:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def agent_network(task: Task) -> str | None:
+    """The --network of an agent's container: None (the engine's default) or "none"."""
+    return "none" if docker_settings(task).agent_network == "none" else None
 
 
 def agent_container_env(agent, task: Task, run_no: int, mount: str) -> dict:
