@@ -32,6 +32,14 @@ PYTHON = "ci-eval-tests/python:bookworm-pytest-yaml"
 CACHE = Path(os.environ.get("CI_EVAL_TESTS_CACHE", Path.home() / ".cache" / "ci-eval-tests"))
 PYTHON_PACKAGES = "python3,python3-pytest,python3-yaml"  # the checks helpers read rubric.yaml
 PYTHON_ROOTFS = CACHE / "python-bookworm-pytest-yaml-rootfs.tar"
+# The FROM image of the real Harbor tasks (tests/fixtures/harbor-cookbook): no registry here, so
+# `ubuntu:24.04` is a Debian bookworm rootfs imported under that name, holding what their RUN
+# steps would apt-get install (a bridge-less engine gives RUN steps no network: `apt-get update`
+# fails, and `apt-get install` of an installed package succeeds). What a team behind a firewall
+# does too (docs/docker.md "Harbor tasks").
+UBUNTU_STAND_IN = "ubuntu:24.04"
+UBUNTU_STAND_IN_PACKAGES = "python3,curl,ca-certificates"
+UBUNTU_STAND_IN_ROOTFS = CACHE / "ubuntu-stand-in-bookworm-python3-curl-rootfs.tar"
 
 
 def _answers(env: dict) -> bool:
@@ -177,7 +185,7 @@ def cached_rootfs_is_tar(rootfs: Path = PYTHON_ROOTFS) -> bool:
     return rootfs.is_file() and tarfile.is_tarfile(rootfs)
 
 
-def build_python_rootfs(rootfs: Path = PYTHON_ROOTFS) -> None:
+def build_python_rootfs(rootfs: Path = PYTHON_ROOTFS, packages: str = PYTHON_PACKAGES) -> None:
     """mmdebstrap into a temporary name, then rename, under a file lock (each xdist worker and
     each concurrent session may get here; the second finds the first's tar). The format is said
     explicitly: mmdebstrap guesses it from the name's extension and takes an unknown one
@@ -192,7 +200,7 @@ def build_python_rootfs(rootfs: Path = PYTHON_ROOTFS) -> None:
         partial = rootfs.with_name(f"{rootfs.name}.{os.getpid()}.partial")
         try:
             subprocess.run(["mmdebstrap", "--variant=apt", "--format=tar",
-                            f"--include={PYTHON_PACKAGES}", "bookworm", str(partial)],
+                            f"--include={packages}", "bookworm", str(partial)],
                            check=True, capture_output=True, timeout=1800)
             if not tarfile.is_tarfile(partial):
                 raise RuntimeError(f"mmdebstrap wrote no tar at {partial}")
@@ -213,3 +221,19 @@ def python_image(docker_engine):
         build_python_rootfs()
     docker_engine.docker("import", str(PYTHON_ROOTFS), PYTHON)
     return PYTHON
+
+
+@pytest.fixture(scope="session")
+def ubuntu_stand_in(docker_engine):
+    """UBUNTU_STAND_IN: Debian bookworm with python3 and curl under the name `ubuntu:24.04`
+    (mmdebstrap, ~3 min once; the rootfs tar cached). An engine that already holds an image of
+    that name keeps it."""
+    if docker_engine.docker("image", "inspect", UBUNTU_STAND_IN, check=False).returncode == 0:
+        return UBUNTU_STAND_IN
+    if not cached_rootfs_is_tar(UBUNTU_STAND_IN_ROOTFS):
+        if shutil.which("mmdebstrap") is None:
+            pytest.skip("mmdebstrap is not installed (apt-get install mmdebstrap), and no "
+                        f"cached rootfs at {UBUNTU_STAND_IN_ROOTFS}")
+        build_python_rootfs(UBUNTU_STAND_IN_ROOTFS, UBUNTU_STAND_IN_PACKAGES)
+    docker_engine.docker("import", str(UBUNTU_STAND_IN_ROOTFS), UBUNTU_STAND_IN)
+    return UBUNTU_STAND_IN

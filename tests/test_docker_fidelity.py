@@ -180,3 +180,21 @@ def test_a_harbor_image_s_entrypoint_runs_before_the_scripts(tmp_path, cli, busy
         "#!/bin/sh\n[ -f /etc/entry-ran ] && touch solved\n")
     verified = cli("verify", "--root", tmp_path, "--runner", "docker", timeout=300)
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_an_entrypoint_serving_in_the_foreground_is_exec_d_into(tmp_path, cli, busybox_image):  # noqa: F811
+    """An ENTRYPOINT script that runs a server and never its arguments (busybox httpd on port
+    80, a low port with no capability): as in Harbor, the container stays up running it and the
+    scripts are exec'd beside it; solve.sh fetches from it, untouched the reward is 0."""
+    task = harbor_task(tmp_path, "#!/bin/sh\nr=0\n[ \"$(cat answer.txt)\" = 42 ] && r=1\n"
+                                 "echo $r > /logs/verifier/reward.txt\n")
+    (task / "environment" / "www").mkdir()
+    (task / "environment" / "www" / "answer").write_text("42\n")
+    (task / "environment" / "serve").write_text("#!/bin/sh\nexec httpd -f -p 80 -h /www\n")
+    (task / "environment" / "serve").chmod(0o755)
+    (task / "environment" / "Dockerfile").write_text(
+        f"FROM {BUSYBOX}\nCOPY www /www\nCOPY serve /serve\nENTRYPOINT [\"/serve\"]\n")
+    (task / "solution" / "solve.sh").write_text(
+        "#!/bin/sh\nwget -q -O answer.txt http://127.0.0.1:80/answer\n")
+    verified = cli("verify", "--root", tmp_path, "--runner", "docker", "--json", timeout=300)
+    assert verified.returncode == 0, verified.stdout + verified.stderr

@@ -43,8 +43,9 @@ def test_every_dropped_key_is_named():
     said = "\n".join(found)
     for key in ("[environment].allow_internet", "[environment].skills_dir", "[environment].env",
                 "[environment].colour is not a key", "[verifier].env", "artifacts",
-                "environment/compose.yaml", "ENTRYPOINT", "pip install"):
+                "environment/compose.yaml", "pip install"):
         assert key in said, (key, said)
+    assert "ENTRYPOINT" not in said  # kept, as Harbor keeps it
     assert "gpus" not in said and "mcp_servers" not in said  # 0 and [] ask for nothing
     assert "[environment].cpus" not in said and "anything" not in said
 
@@ -99,3 +100,39 @@ def test_read_back_follows_no_link_at_any_component(tmp_path):
     (logs / "verifier" / "reward.txt").write_text("9" * 17)
     with pytest.raises(UntrustedFile, match="cap"):
         read_capped_beneath(logs, "verifier/reward.txt", 16)
+
+
+def test_an_image_with_an_entrypoint_is_started_then_the_script_exec_d():
+    from ci_eval.run.docker.containers import KEEP_ALIVE, started_argvs
+
+    spec = ContainerSpec("img", "c3", ("/bin/bash", "/solution/solve.sh"), "/app",
+                         keep_entrypoint=True, low_ports=True, env={"PATH": "/t/bin:/usr/bin"})
+    start, run = started_argvs(spec)
+    assert start[:2] == ["run", "--detach"] and start[-4:] == ["img", *KEEP_ALIVE]
+    assert "--entrypoint" not in start and "--env" in start
+    assert "--sysctl" in start and "net.ipv4.ip_unprivileged_port_start=0" in start
+    assert run[:2] == ["exec", "c3"] and run[-2:] == ["/bin/bash", "/solution/solve.sh"]
+
+
+def test_allow_internet_false_takes_the_agent_s_network_and_is_not_warned(tmp_path):
+    import datetime as dt
+    import json
+    from types import SimpleNamespace
+
+    from ci_eval.importers.harbor import convert
+    from ci_eval.run.docker.backend import agent_network
+
+    for allow, expected in ((False, "none"), (True, None)):
+        folder = tmp_path / f"task-{allow}"
+        for part in ("environment", "tests"):
+            (folder / part).mkdir(parents=True)
+        (folder / "instruction.md").write_text("Do it.\n")
+        (folder / "environment" / "Dockerfile").write_text("FROM x\n")
+        (folder / "tests" / "test.sh").write_text("#!/bin/sh\necho 1 > /logs/verifier/reward.txt\n")
+        (folder / "task.toml").write_text(
+            f"[environment]\nallow_internet = {str(allow).lower()}\n")
+        [task] = convert(folder, today=dt.date(2026, 12, 3)).tasks
+        metadata = json.loads(task.files["metadata.json"])
+        assert metadata["docker"].get("agent_network") == expected, metadata
+        assert any("allow_internet" in w for w in task.warnings) is allow, task.warnings
+        assert agent_network(SimpleNamespace(metadata=metadata)) == expected

@@ -203,6 +203,8 @@ RULE_EXAMPLES = {
     "random": "import random\nrandom.random()",
     "wall-clock": "import time\ntime.time()",
     "verdict": "from ci_eval.checks import passed",
+    "junit-ids": "import sys\nfrom ci_eval.checks import run_junit_tests\n"
+                 "sys.exit(run_junit_tests(['npx', 'jest'], ['a > b']))",
     "syntax": "def (",
     "marker": "x = 1  # ci-eval: allow[no-such-rule]",
 }

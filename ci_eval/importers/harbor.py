@@ -15,9 +15,10 @@ The source format: a task is a folder holding
 SRC is one such folder or a folder of them. Mapping: instruction.md -> prompt.md; task.toml ->
 metadata.json (difficulty easy/medium/hard -> 2/3/4, category -> area, tags, timeouts, and the
 docker settings: runner docker, workspace image, verifier harbor, build timeout, cpus,
-memory); environment/, tests/ and solution/ are kept as they are. storage_mb is recorded in
-x-imported-from (the engine here has no per-container disk quota). No checks.py: Harbor's
-test.sh is the verifier (ci_eval/run/docker/harbor.py).
+memory; allow_internet = false: agent_network none); environment/, tests/ and solution/ are
+kept as they are. storage_mb is recorded in x-imported-from (the engine here has no
+per-container disk quota). No checks.py: Harbor's test.sh is the verifier
+(ci_eval/run/docker/harbor.py).
 """
 
 from __future__ import annotations
@@ -125,7 +126,8 @@ def _memory_mb(data: dict, path: Path) -> int | None:
 
 def _docker_section(data: dict, toml_path: Path) -> dict:
     """metadata.json's docker: the task's Dockerfile built, its verifier Harbor's, and the
-    [environment] limits task.toml sets."""
+    [environment] limits and network (allow_internet = false: the agent has none) task.toml
+    sets."""
     docker = {"dockerfile": "environment/Dockerfile", "workspace": "image", "verifier": "harbor"}
     for key, value in (("build_timeout_seconds", _number(data, "environment", "build_timeout_sec",
                                                           toml_path)),
@@ -133,6 +135,8 @@ def _docker_section(data: dict, toml_path: Path) -> dict:
                        ("memory_mb", _memory_mb(data, toml_path))):
         if value is not None:
             docker[key] = value
+    if data.get("environment", {}).get("allow_internet") is False:
+        docker["agent_network"] = "none"
     return docker
 
 

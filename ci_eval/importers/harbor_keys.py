@@ -11,9 +11,10 @@ import re
 
 # key -> what ci-eval does with it (docs/docker.md "Harbor tasks")
 ENVIRONMENT_KEYS = {
-    "allow_internet": "the agent container gets the engine's default network and the verifier "
-                      "none (a bridge-less engine gives neither any network): bake the tools "
-                      "test.sh installs into the image (docs/docker.md)",
+    "allow_internet": "the verifier has no network whatever the task says, the agent's container "
+                      "the engine's default (a bridge-less engine gives neither any): the tools "
+                      "test.sh installs come from CI_EVAL_VERIFIER_TOOLS or the image "
+                      "(docs/docker.md)",
     "mcp_servers": "MCP servers are not started or given to the agent",
     "skills_dir": "skills are not installed for the agent (copy them into the task's harness "
                   "files, e.g. .claude/skills/, if the agent should see them)",
@@ -93,6 +94,8 @@ def unsupported(data: dict, files: dict[str, bytes]) -> list[str]:
                     continue
                 if key == "mcp_servers" and not value:
                     continue
+                if key == "allow_internet" and value is False:
+                    continue  # carried over: docker.agent_network "none" (harbor.py)
                 found.append(f"{where} not supported: {ENVIRONMENT_KEYS[key]}")
             elif key in OTHER_KEYS:
                 found.append(f"{where} not supported: {OTHER_KEYS[key]}")
@@ -106,12 +109,7 @@ def unsupported(data: dict, files: dict[str, bytes]) -> list[str]:
     installs = sorted({m.group(0).strip() for m in _INSTALLS.finditer(test_sh)})
     if installs:
         found.append(f"tests/test.sh installs tools when it runs ({', '.join(installs)}): the "
-                     "checks container has no network, so bake them into environment/Dockerfile "
+                     "checks container has no network: give it uv and the wheels it asks for "
+                     "with CI_EVAL_VERIFIER_TOOLS, or bake them into environment/Dockerfile "
                      "(docs/docker.md \"Harbor tasks\")")
-    dockerfile = files.get("environment/Dockerfile", b"").decode("utf-8", errors="replace")
-    if re.search(r"^\s*ENTRYPOINT\b", dockerfile, re.MULTILINE | re.IGNORECASE):
-        found.append("environment/Dockerfile ENTRYPOINT: run with ci-eval's command as its "
-                     "arguments (solve.sh, test.sh), as an entrypoint ending in `exec \"$@\"` "
-                     "expects; one that never runs its arguments holds each container until "
-                     "its timeout")
     return found

@@ -24,6 +24,7 @@ from ci_eval.run.sandbox.isolation import Isolation
 from ci_eval.run.sandbox.views import TEMP_PREFIX
 from ci_eval.run.workspace.build import WorkspaceError, WorkspaceFactory, remove_tree
 from ci_eval.run.workspace.diff import workspace_diff
+from ci_eval.tasks.lint_junit import checks_py_jest_problems
 from ci_eval.tasks.model import Task
 
 
@@ -146,6 +147,7 @@ class _TaskPlan:
         first_outcomes: dict[str, dict | None] = {}
         if not task.solution_dir.exists():
             result.problems.append("solution/: missing (every task needs a known-good output)")
+        result.problems += checks_py_jest_problems(task.path / "checks.py")
         for (label, _, expected, _), runs in zip(self.states, self.runs):
             done = [run.result() for run in runs]
             result.seconds += sum(seconds for _, seconds in done)

@@ -24,6 +24,8 @@ Rules (the name in brackets is what an allow marker names):
 - `verdict`   checks.py imports ci_eval.checks and no module-level code reaches a verdict
               (main(...), sys.exit, raise SystemExit): it would run to its end, an error of
               the task (lint_verdict.py).
+- `junit-ids` run_junit_tests runs jest without classname="jest": its ids would match nothing
+              jest prints (lint_junit.py).
 - `syntax`    checks.py does not parse.
 - `marker`    an allow marker names a rule that does not exist.
 
@@ -49,9 +51,11 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
+from ci_eval.tasks.lint_junit import unstable_jest_ids
 from ci_eval.tasks.lint_verdict import missing_verdict
 
-RULES = ("llm-sdk", "network", "random", "wall-clock", "verdict", "syntax", "marker")
+RULES = ("llm-sdk", "network", "random", "wall-clock", "verdict", "junit-ids", "syntax",
+         "marker")
 
 LLM_SDKS = (
     "openai",
@@ -189,6 +193,7 @@ def lint_source(source: str, path: Path | str = "checks.py") -> list[Finding]:
         raw.append(Finding(path, line, "verdict", "checks.py never hands ci_eval.checks a "
                            "verdict: no module-level main(...) or sys.exit(...) is reached, so it "
                            "would end without one (an error of the task) [verdict]"))
+    raw += [Finding(path, line, "junit-ids", message) for line, message in unstable_jest_ids(tree)]
     kept = [
         f
         for f in raw

@@ -22,9 +22,10 @@ from ci_eval.output import UntrustedFile, read_capped_beneath
 from ci_eval.run.agent.start import AgentKind, AgentOutcome, run_agent
 from ci_eval.run.checks.scoring import REPORTS, CheckKind, CheckOutcome, checks_outcome
 from ci_eval.run.docker import engine, harbor
-from ci_eval.run.docker.containers import ContainerSpec, Mount, run_argv
+from ci_eval.run.docker.containers import ContainerSpec, Mount, run_argv, started_argvs
 from ci_eval.run.docker.images import Image, ImageCache, ImageError, default_log_dir
 from ci_eval.run.docker.settings import docker_settings
+from ci_eval.run.docker.verifier_tools import TOOLS_MOUNT, tools_env, tools_folder
 from ci_eval.run.sandbox.process import ProcessResult
 from ci_eval.run.sandbox.requests import CHECKS_HIDDEN_PARTS
 from ci_eval.run.workspace.build import WorkspaceError, apply_patch
@@ -50,6 +51,7 @@ class DockerRunner:
         self.start_cache = Path(start_cache or default_start_cache())
         self._starts: dict[str, Path] = {}
         self._lock = threading.Lock()
+        self.tools: Path | None = None  # CI_EVAL_VERIFIER_TOOLS, read by prepare()
 
     # --- before anything runs -----------------------------------------------------------
 
@@ -62,6 +64,8 @@ class DockerRunner:
                                 f"{docker_settings(task).dockerfile_path(task)} is missing "
                                 "(metadata.json docker.dockerfile, default environment/Dockerfile)",
                                 path=task.path)
+        if any(docker_settings(task).verifier == "harbor" for task in tasks):
+            self.tools = tools_folder(os.environ)
         problem = engine.engine_problem()
         if problem:
             raise UserError(f"--runner docker: {problem}; {tasks[0].id} needs it", path=tasks[0].path)
@@ -134,7 +138,8 @@ class DockerRunner:
             apply_patch(source.resolve(), workspace)
         elif source.suffix == ".sh":
             finished = self._in_image(task, workspace, *self._script(task, source),
-                                      timeout=OUTPUT_TIMEOUT, network="none")
+                                      timeout=OUTPUT_TIMEOUT, network="none",
+                                      env=self._tools_env(task))
             if finished.engine_error:
                 raise WorkspaceError(f"{source.name}: {finished.engine_error}")
             if finished.timed_out or finished.exit_code != 0:
@@ -151,7 +156,16 @@ class DockerRunner:
         if docker_settings(task).verifier != "harbor":
             return ("/bin/sh", f"{OUTPUT_MOUNT}/{source.name}"), (folder,)
         argv = harbor.script_argv(_head(source), f"{harbor.SOLUTION_MOUNT}/{source.name}")
-        return argv, (Mount(folder.source, harbor.SOLUTION_MOUNT, True),)
+        return argv, (Mount(folder.source, harbor.SOLUTION_MOUNT, True), *self._tools_mount())
+
+    def _tools_mount(self) -> tuple[Mount, ...]:
+        """The verifier's tools (CI_EVAL_VERIFIER_TOOLS), for a Harbor task's scripts."""
+        return (Mount(str(self.tools), TOOLS_MOUNT, True),) if self.tools else ()
+
+    def _tools_env(self, task: Task) -> dict[str, str]:
+        if not self.tools or docker_settings(task).verifier != "harbor":
+            return {}
+        return tools_env(self.tools, self.image(task).path)
 
     def checks(self, task: Task, workspace: Path, *, checks_dir: Path, runs_base: Path | None = None,
                extra_env: tuple[str, ...] = (), hide: tuple[Path, ...] = ()) -> CheckOutcome:
@@ -172,8 +186,8 @@ class DockerRunner:
         finished = self._in_image(task, workspace, harbor.test_argv(_head(task.path / "tests" /
                                                                         "test.sh")), (
             Mount(str((task.path / "tests").resolve()), harbor.TESTS_MOUNT, True),
-            Mount(str(logs), harbor.LOGS_MOUNT)), timeout=task.checks_timeout, network="none",
-            checks=True)
+            Mount(str(logs), harbor.LOGS_MOUNT), *self._tools_mount()),
+            timeout=task.checks_timeout, network="none", env=self._tools_env(task), checks=True)
         early = _early(task, finished)
         if early is not None:
             return early
@@ -231,7 +245,10 @@ class DockerRunner:
                              user=(settings.user or image.user or None) if checks else None,
                              labels={"ci-eval.task": task.id}, read_only=read_only,
                              scratch=SCRATCH if read_only else (),
-                             keep_entrypoint=settings.verifier == "harbor" and image.entrypoint)
+                             keep_entrypoint=settings.verifier == "harbor" and image.entrypoint,
+                             low_ports=settings.verifier == "harbor")
+        if spec.keep_entrypoint:  # Harbor's order: the environment up, then the script in it
+            return engine.run_in_started(*started_argvs(spec), name, timeout)
         return engine.run_container(run_argv(spec), name, timeout)
 
     def run_agent(self, agent, task: Task, run_no: int, paths, *, placement: str = "host",
@@ -259,7 +276,7 @@ class DockerRunner:
                                 retryable=False)
         finished = self._in_image(task, paths.workspace, agent.command,
                                   (Mount(str(paths.run_dir.resolve()), AGENT_MOUNT),),
-                                  timeout=timeout, network=None, env=from_env)
+                                  timeout=timeout, network=agent_network(task), env=from_env)
         output = finished.output_tail
         if finished.engine_error:
             return AgentOutcome(AgentKind.INFRA, finished.seconds,
@@ -284,6 +301,11 @@ def _prune(folder: Path, *, keep: int) -> None:
                      key=lambda p: p.stat().st_mtime, reverse=True)
     for old in entries[keep:]:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def agent_network(task: Task) -> str | None:
+    """The --network of an agent's container: None (the engine's default) or "none"."""
+    return "none" if docker_settings(task).agent_network == "none" else None
 
 
 def agent_container_env(agent, task: Task, run_no: int, mount: str) -> dict:

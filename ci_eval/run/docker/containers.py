@@ -36,6 +36,9 @@ class ContainerSpec:
     # the image's ENTRYPOINT runs with the command as its arguments (Harbor: an entrypoint that
     # sets up /etc/hosts or starts a server, then `exec "$@"`), instead of being replaced
     keep_entrypoint: bool = False
+    # ports below 1024 bindable without a capability, in the container's own network namespace
+    # (Harbor's containers keep NET_BIND_SERVICE: an entrypoint serving on port 80)
+    low_ports: bool = False
 
 
 def run_argv(spec: ContainerSpec) -> list[str]:
@@ -51,6 +54,8 @@ def run_argv(spec: ContainerSpec) -> list[str]:
         argv += ["--cap-add", capability]
     if spec.network is not None:
         argv += ["--network", spec.network]
+    if spec.low_ports:
+        argv += ["--sysctl", "net.ipv4.ip_unprivileged_port_start=0"]
     if spec.user:
         argv += ["--user", spec.user]
     for mount in spec.mounts:
@@ -70,3 +75,33 @@ def run_argv(spec: ContainerSpec) -> list[str]:
     if spec.keep_entrypoint:
         return [*argv, spec.image, *spec.command]
     return [*argv, "--entrypoint", spec.command[0], spec.image, *spec.command[1:]]
+
+
+# The task container's command (its entrypoint's arguments) while scripts are exec'd in it:
+# Harbor's `sleep infinity` (as a loop busybox's sleep runs too), after marking that the
+# entrypoint ran its arguments, i.e. finished setting up.
+ENTRYPOINT_DONE = "/tmp/.ci-eval-entrypoint-done"
+KEEP_ALIVE = ("sh", "-c", f": > {ENTRYPOINT_DONE} 2>/dev/null; while :; do sleep 3600; done")
+# Harbor execs its scripts a while after the container starts (its agent set up first); the
+# stand-in for that while, run before the exec'd script: the entrypoint done (or 10 s passed:
+# one that runs a server in the foreground never runs its arguments) and the set of listening
+# TCP sockets unchanged for SETTLE_SAMPLES samples 0.2 s apart (at most 30 s in all), so a
+# server the entrypoint started is listening.
+SETTLE_SAMPLES = 8
+SETTLE = ("i=0; same=0; prev=x; while [ $i -lt 150 ] && { [ $same -lt "
+          f"{SETTLE_SAMPLES} ] || {{ [ ! -e {ENTRYPOINT_DONE} ] && [ $i -lt 50 ]; }}; }}; do "
+          "now=$(cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | grep -c ' 0A '); "
+          'if [ "$now" = "$prev" ]; then same=$((same+1)); else same=0; fi; '
+          'prev=$now; i=$((i+1)); sleep 0.2; done; exec "$@"')
+
+
+def started_argvs(spec: ContainerSpec) -> tuple[list[str], list[str]]:
+    """(the `docker run --detach` argv, the `docker exec` argv) running the command as Harbor
+    does in a container whose image has an ENTRYPOINT: the container started with its
+    entrypoint and KEEP_ALIVE as its arguments (the hosts and servers it sets up keep running),
+    then the command exec'd in it once they are up (the container's user, workdir and
+    environment)."""
+    start = run_argv(ContainerSpec(**{**spec.__dict__, "command": KEEP_ALIVE,
+                                      "keep_entrypoint": True}))
+    return ([start[0], "--detach", *start[1:]],
+            ["exec", spec.name, "sh", "-c", SETTLE, "sh", *spec.command])

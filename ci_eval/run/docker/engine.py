@@ -8,6 +8,7 @@ author's, and what a container printed comes back capped.
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -16,6 +17,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -147,6 +149,25 @@ def run_container(argv: list[str], name: str, timeout: float, *,
                     bytes(err[-OUTPUT_CAP_BYTES:]), *state)
 
 
+def run_in_started(start_argv: list[str], exec_argv: list[str], name: str,
+                   timeout: float) -> Finished:
+    """`docker run --detach` (containers.started_argvs), then the command `docker exec`'d in
+    the running container within `timeout` seconds (then the container is killed); the
+    container is removed afterwards whatever happened."""
+    started = time.monotonic()
+    try:
+        proc = docker(*start_argv, check=False, timeout=max(PROBE_TIMEOUT, timeout))
+    except EngineError as exc:
+        remove_container(name)
+        return Finished(None, False, time.monotonic() - started, b"", b"", str(exc))
+    if proc.returncode != 0:
+        remove_container(name)
+        return Finished(proc.returncode, False, time.monotonic() - started, b"", proc.stderr,
+                        f"the container was not started ({last_line(proc.stderr) or 'no reason'})")
+    finished = run_container(exec_argv, name, timeout)
+    return dataclasses.replace(finished, seconds=time.monotonic() - started)
+
+
 def _final_state(name: str) -> tuple[str, bool] | None:
     """(State.Error, State.OOMKilled) as the engine recorded them: not text the contained code
     could print. None: no such container (it was never created)."""
@@ -191,21 +212,36 @@ class ImageConfig:
     workdir: str  # "" when the image sets none
     user: str  # "" when the image sets none (root)
     entrypoint: bool = False  # the image sets an ENTRYPOINT
+    path: str = ""  # the image's PATH ("" when it sets none)
 
 
 def image_config(tag: str) -> ImageConfig | None:
-    """The image's id, WORKDIR, USER and whether it has an ENTRYPOINT; None when the engine
-    holds no such image."""
+    """The image's id, WORKDIR, USER, whether it has an ENTRYPOINT, and its PATH; None when
+    the engine holds no such image."""
     proc = docker("image", "inspect", "--format",
-                  "{{.Id}}\n{{.Config.WorkingDir}}\n{{.Config.User}}\n{{json .Config.Entrypoint}}",
-                  tag, check=False)
+                  "{{.Id}}\n{{.Config.WorkingDir}}\n{{.Config.User}}\n{{json .Config.Entrypoint}}"
+                  "\n{{json .Config.Env}}", tag, check=False)
     if proc.returncode != 0:
         if b"No such image" in proc.stderr or b"no such image" in proc.stderr.lower():
             return None
         raise EngineError(last_line(proc.stderr) or "docker image inspect failed")
     lines = [line.strip() for line in
-             (proc.stdout.decode(errors="replace").splitlines() + ["", "", "", ""])[:4]]
-    return ImageConfig(*lines[:3], entrypoint=lines[3] not in ("", "null", "[]"))
+             (proc.stdout.decode(errors="replace").splitlines() + [""] * 5)[:5]]
+    return ImageConfig(*lines[:3], entrypoint=lines[3] not in ("", "null", "[]"),
+                       path=_path_of(lines[4]))
+
+
+def _path_of(env_json: str) -> str:
+    """PATH of the image's Config.Env (a JSON list of "NAME=value"); "" when it sets none."""
+    try:
+        env = json.loads(env_json)
+    except ValueError:
+        return ""
+    if not isinstance(env, list):
+        return ""
+    found = [item[len("PATH="):] for item in env if isinstance(item, str)
+             and item.startswith("PATH=")]
+    return found[-1] if found else ""
 
 
 COPY_OUT_CAP_BYTES = 512 * 1024 * 1024  # of the tar stream of an image's WORKDIR

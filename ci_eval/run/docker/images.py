@@ -43,6 +43,7 @@ class Image:
     seconds: float
     log: Path | None
     entrypoint: bool = False  # the image sets an ENTRYPOINT
+    path: str = ""  # the image's PATH ("" when it sets none)
 
 
 def default_log_dir() -> Path:
@@ -138,7 +139,7 @@ class ImageCache:
                 raise ImageError(f"{task.id}: the build of {tag} ended but the engine has no "
                                  f"such image (log: {log})")
         return Image(tag, config.id, config.workdir, config.user, built,
-                     time.monotonic() - started, log, config.entrypoint)
+                     time.monotonic() - started, log, config.entrypoint, config.path)
 
 
 def build(tag: str, context: Path, dockerfile: Path, log: Path, *, timeout: float,

@@ -30,6 +30,7 @@ class DockerSettings:
     pids: int = DEFAULT_PIDS
     user: str | None = None  # the user checks run as (default: the image's USER, else root)
     capabilities: tuple[str, ...] = ()  # given back after --cap-drop ALL (useradd, chown)
+    agent_network: str = "default"  # or "none": an agent in the container (allow_internet)
 
     def dockerfile_path(self, task: Task) -> Path:
         return task.path / self.dockerfile
@@ -58,6 +59,7 @@ def docker_settings(task: Task) -> DockerSettings:
         pids=int(spec.get("pids", DEFAULT_PIDS)),
         user=spec.get("user"),
         capabilities=tuple(spec.get("capabilities", ())),
+        agent_network=spec.get("agent_network", "default"),
     )
 
 
