@@ -57,6 +57,16 @@ CASES = {
     ("aider", "aider-0.86.2-404", 0): ("setup", None),
     # litellm.InternalServerError: … Connection reset by peer: network, not overloaded
     ("aider", "aider-0.86.2-cut", 0): ("network", None),
+    # Qwen Code 0.24.4: "[API Error: STATUS …]" in the result's error.message, exit 1; the
+    # same text as an assistant message is not read
+    ("qwen-code", "qwen-0.24.4-401", 1): ("auth", (0, 0, None, 0, 0)),
+    ("qwen-code", "qwen-0.24.4-404", 1): ("setup", None),
+    ("qwen-code", "qwen-0.24.4-429", 1): ("rate_limit", None),
+    ("qwen-code", "qwen-0.24.4-500", 1): ("overloaded", None),
+    # "[API Error: terminated (cause: UND_ERR_SOCKET: other side closed)]" after 2 replays
+    ("qwen-code", "qwen-0.24.4-cut", 1): ("network", None),
+    # --max-session-turns 1: no result line, exit 53; the answered message's usage is summed
+    ("qwen-code", "qwen-0.24.4-turn-limit", 53): (None, (1000, 200, None, 50, 1050)),
 }
 
 
@@ -151,3 +161,11 @@ def test_mini_bounds_its_own_retries():
     env = PRESETS["mini-swe-agent"].env(None)
     assert env["MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT"] == "2"
     assert env["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
+
+
+def test_qwen_turn_limit_is_its_own_outcome_and_retries_are_noted():
+    report = parse("qwen-code", "qwen-0.24.4-turn-limit", 53)
+    assert report.outcome == {"status": "turn_limit"} and report.model == "qwen3-coder-plus"
+    cut = parse("qwen-code", "qwen-0.24.4-cut", 1)
+    assert "qwen replayed a stream 2 time(s)" in cut.note
+    assert cut.outcome["subtype"] == "error_during_execution" and cut.outcome["is_error"] is True

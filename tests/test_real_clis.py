@@ -75,6 +75,10 @@ TOOLS = {
                            "OPENAI_API_KEY", "/v1", ("input", "cached", "output"), "agent",
                            {"exit_status": "Submitted", "api_calls": 2}, COMMON),
 }
+# Qwen Code's 5xx case takes about 80 s: its unconfigurable 7 attempts per call (docs/agents.md).
+TOOLS["qwen-code"] = Tool("qwen", "qwen-code", "qwen", "qwen3-coder-plus", "OPENAI_API_KEY", "/v1",
+                          ("input", "cached", "output"), "pricing",
+                          {"subtype": "success", "is_error": False, "num_turns": 2}, COMMON)
 # mode -> (status, infrastructure kind named in the reason)
 EXPECTED = {"solve": ("pass", None), "wrong": ("fail", None), "transient": ("pass", None),
             "cut_stream": ("pass", None), "401": ("error", "auth"), "404": ("error", "setup"),
