@@ -27,7 +27,8 @@ FAKE_BIN = Path(__file__).resolve().parent / "fake_clis" / "bin"
 PROMPT = "- Write the answer to the question in README.md into answer.txt.\n"  # starts with "-"
 KEYS = {"claude-code": "ANTHROPIC_API_KEY", "codex": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY",
         "aider": "ANTHROPIC_API_KEY", "goose": "ANTHROPIC_API_KEY",
-        "mini-swe-agent": "ANTHROPIC_API_KEY", "qwen-code": "OPENAI_API_KEY"}
+        "mini-swe-agent": "ANTHROPIC_API_KEY", "qwen-code": "OPENAI_API_KEY",
+        "opencode": "ANTHROPIC_API_KEY"}
 
 
 @dataclass
@@ -115,6 +116,12 @@ CASES = {
     ("qwen-code", "rate_limit"): (0, 0, 0, 0, None, None, "rate_limit", 1, False),
     ("qwen-code", "auth"): (0, 0, 0, 0, None, None, "auth", 1, False),
     ("qwen-code", "malformed"): (None, None, None, None, None, None, None, 0, False),
+    # opencode: input = fresh + cache reads + cache writes; its own cost summed over steps
+    ("opencode", "success"): (2980, 2900, 80, 1200, 100, 0.006735, None, 0, True),
+    ("opencode", "max_turns"): (2170, 2100, 70, 500, 100, 0.005985, None, 0, True),
+    ("opencode", "rate_limit"): (None, None, None, None, None, None, "rate_limit", 1, False),
+    ("opencode", "auth"): (None, None, None, None, None, None, "auth", 1, False),
+    ("opencode", "malformed"): (None, None, None, None, None, None, None, 0, False),
 }
 
 
@@ -218,6 +225,8 @@ ARGV = {
                        "--extra", "1"],
     "qwen-code": ["qwen", "--output-format", "stream-json", "--approval-mode", "yolo",
                   "--model", "MODEL", "--extra", "1", f"--prompt={PROMPT}"],
+    "opencode": ["opencode", "run", "--format", "json", "--title", "ci-eval", "--model", "MODEL",
+                 "--extra", "1", "--", PROMPT],
 }
 FIXED_ENV = {
     "claude-code": {"IS_SANDBOX": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"},
@@ -228,6 +237,7 @@ FIXED_ENV = {
               "GOOSE_PROVIDER": "anthropic", "GOOSE_MODEL": "MODEL"},
     "mini-swe-agent": {"MSWEA_CONFIGURED": "true", "MSWEA_COST_TRACKING": "ignore_errors"},
     "qwen-code": {"QWEN_CODE_NO_RELAUNCH": "true"},
+    "opencode": {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1"},
 }
 
 

@@ -67,6 +67,15 @@ CASES = {
     ("qwen-code", "qwen-0.24.4-cut", 1): ("network", None),
     # --max-session-turns 1: no result line, exit 53; the answered message's usage is summed
     ("qwen-code", "qwen-0.24.4-turn-limit", 53): (None, (1000, 200, None, 50, 1050)),
+    # opencode 1.18.33 (Anthropic Messages; the solve over the OpenAI Responses API): an
+    # APIError event with the HTTP status in data.statusCode, exit 1
+    ("opencode", "opencode-1.18.33-401", 1): ("auth", None),
+    ("opencode", "opencode-1.18.33-404", 1): ("setup", None),
+    ("opencode", "opencode-1.18.33-429", 1): ("rate_limit", None),
+    ("opencode", "opencode-1.18.33-500", 1): ("overloaded", None),
+    # "Cannot connect to API: The socket connection was closed unexpectedly": no status
+    ("opencode", "opencode-1.18.33-cut", 1): ("network", None),
+    ("opencode", "opencode-1.18.33-solve-openai", 0): (None, (2000, 400, 200, 100, 2100)),
 }
 
 
@@ -169,3 +178,9 @@ def test_qwen_turn_limit_is_its_own_outcome_and_retries_are_noted():
     cut = parse("qwen-code", "qwen-0.24.4-cut", 1)
     assert "qwen replayed a stream 2 time(s)" in cut.note
     assert cut.outcome["subtype"] == "error_during_execution" and cut.outcome["is_error"] is True
+
+
+def test_opencode_reads_its_own_cost_and_steps():
+    report = parse("opencode", "opencode-1.18.33-solve-openai", 0)
+    assert (report.cost_usd, report.cost_source) == (0.0028, "agent")
+    assert report.outcome == {"steps": 2, "finish": "stop"} and report.note == ""

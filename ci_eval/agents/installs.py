@@ -73,6 +73,14 @@ INSTALLS["qwen-code"] = Install(
     model_note="Qwen Code speaks OpenAI chat completions: set `model:` (e.g. qwen3-coder-plus) "
     "and `base_url:` (e.g. https://dashscope-intl.aliyuncs.com/compatible-mode/v1) in an "
     "agents: entry of ci-eval.yaml (preset: qwen-code), the key in OPENAI_API_KEY")
+INSTALLS["opencode"] = Install(
+    "opencode", "npm", "opencode-ai", "1.18.33", "opencode",
+    ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"),
+    login="an opencode login instead of a key: `opencode auth login` writes "
+    "~/.local/share/opencode/auth.json, on a self-hosted runner only (log in once as the "
+    "runner's user)",
+    model_note="opencode names models PROVIDER/MODEL: set `model:` (e.g. "
+    "anthropic/claude-sonnet-4-5) in an agents: entry of ci-eval.yaml (preset: opencode)")
 
 
 def install_for(preset: str | None) -> Install | None:

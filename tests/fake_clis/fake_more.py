@@ -1,4 +1,4 @@
-"""Fake agent CLIs of the second round of presets (qwen), in the format their real tools print
+"""Fake agent CLIs of the second round of presets (qwen, opencode), in the format their real tools print
 (tests/fixtures/real_clis holds that real output): see fake_agent.py, which dispatches here."""
 
 from __future__ import annotations
@@ -75,7 +75,53 @@ def qwen(args: list[str]) -> int:
     return 0
 
 
-TOOLS = {"qwen": qwen}
+# --- opencode (opencode 1.18.33: `run --format json`, one event per line) ------------------------
+
+
+def _oc(kind: str, part: dict) -> dict:
+    return {"type": kind, "timestamp": 1796301400409, "sessionID": "ses_fake", "part": part}
+
+
+def _oc_step(reason: str, fresh: int, out: int, read: int, write: int, cost: float) -> dict:
+    return _oc("step_finish", {"type": "step-finish", "reason": reason, "cost": cost, "tokens": {
+        "total": fresh + out + read + write, "input": fresh, "output": out, "reasoning": 0,
+        "cache": {"read": read, "write": write}}})
+
+
+def opencode(args: list[str]) -> int:
+    if args[:1] != ["run"] or value_after(args, "--format") != "json":
+        return usage_error("opencode", "fake opencode runs `run --format json` only", 1)
+    if "--" not in args or not args[args.index("--") + 1:]:
+        return usage_error("opencode", "no prompt", 1)
+    if MODE == "malformed":
+        print('{"type":"step_finish","part":{"tokens":{"input":7', flush=True)
+        return 0
+    if MODE in ("rate_limit", "auth"):
+        status, message = (429, "Rate limit reached") if MODE == "rate_limit" else \
+            (401, "invalid x-api-key")
+        emit({"type": "error", "timestamp": 1796301687558, "sessionID": "ses_fake", "error": {
+            "name": "APIError", "data": {"message": message, "statusCode": status,
+                                         "isRetryable": status == 429}}})
+        return 1
+    if MODE not in ("success", "max_turns", "hang"):
+        return usage_error("opencode", f"fake: unknown mode {MODE}", 2)
+    emit(_oc("step_start", {"type": "step-start"}),
+         _oc("tool_use", {"type": "tool", "tool": "bash", "state": {
+             "status": "completed", "input": {"command": "printf '42\\n' > answer.txt"}}}))
+    edit_workspace()
+    emit(_oc_step("tool-calls", 700, 50, 200, 100, 0.003285))
+    if MODE == "hang":
+        return hang()
+    if MODE == "max_turns":  # an agent's `steps:` limit: opencode asks for a last answer
+        # without tools and stops (from its docs; not seen with the real tool)
+        emit(_oc("text", {"type": "text", "text": "Maximum steps reached."}),
+             _oc_step("stop", 800, 20, 300, 0, 0.0027))
+        return 0
+    emit(_oc("text", {"type": "text", "text": "Done."}), _oc_step("stop", 900, 30, 1000, 0, 0.00345))
+    return 0
+
+
+TOOLS = {"qwen": qwen, "opencode": opencode}
 
 if __name__ == "__main__":
     sys.exit(usage_error("fake_more", "run through fake_agent.py", 2))

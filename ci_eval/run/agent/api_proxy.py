@@ -43,6 +43,7 @@ PRESET_API_HOSTS = {
 }
 PRESET_API_HOSTS["qwen-code"] = ("api.openai.com", "dashscope.aliyuncs.com",
                                  "dashscope-intl.aliyuncs.com")
+PRESET_API_HOSTS["opencode"] = ("api.anthropic.com", "api.openai.com")
 
 # Runs inside the agent's sandbox with the sandbox's interpreter (no ci_eval import: the package
 # may sit under the hidden repo root): the relay, then the agent's command (the launcher
