@@ -1,5 +1,6 @@
 """Presets on what the real CLIs printed (no processes): tests/fixtures/real_clis/ holds the
-stdout+stderr of Claude Code 2.1.332 (its cut-stream case: 2.1.197), codex-cli 0.171.0, gemini-cli 0.61.0 and aider 0.86.2,
+stdout+stderr of Claude Code 2.1.332 (its cut-stream case: 2.1.197), codex-cli 0.171.0, gemini-cli 0.61.0, aider 0.86.2,
+Qwen Code 0.24.4 and opencode 1.18.33,
 each run against tests/fake_models in one of its modes (the file name says which), with the exit
 code it gave. Each case is one of issue #20's findings on the real tools."""
 
