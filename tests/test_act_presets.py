@@ -1,13 +1,14 @@
 """The eval.yml that `ci-eval init --agent PRESET` writes, run by act, for every installable
-preset (claude-code, codex, gemini, aider, mini-swe-agent): the workflow's own install step puts
+preset (claude-code, codex, gemini, aider, mini-swe-agent, qwen-code, opencode): the workflow's own install step puts
 the real CLI on PATH at its pinned version (from the npm registry or PyPI), the shard runs it
 against a loopback fake of the model API (tests/fake_models), and the pull request gets a comment
 with the run's usage and cost.
 
 How each one reaches the fake is what a user of that tool writes: claude-code and aider take the
 API's address from the job's environment (ANTHROPIC_BASE_URL, OPENAI_API_BASE); codex, gemini and
-mini-swe-agent from an `agents:` entry of ci-eval.yaml (`base_url:`, and the `model:` that
-mini-swe-agent needs), with a `pricing:` row where the tool reports no cost (codex, gemini).
+mini-swe-agent, qwen-code and opencode from an `agents:` entry of ci-eval.yaml (`base_url:`, and
+the `model:` that mini-swe-agent needs), with a `pricing:` row where the tool reports no cost
+(codex, gemini, qwen-code).
 
 The installs go to ~/.cache/ci-eval-tests/init-agents/PRESET ($CI_EVAL_TEST_CACHE if set) through the step's
 CI_EVAL_AGENT_PREFIX and are reused while they hold the pinned version (the step's version
@@ -67,6 +68,9 @@ CASES = {
                    price="{input: 1.25, cached_input: 0.125, output: 10}"),
     "aider": Case("OPENAI_API_KEY", env="OPENAI_API_BASE", suffix="/v1"),
     "mini-swe-agent": Case("OPENAI_API_KEY", suffix="/v1", model="openai/gpt-4o"),
+    "qwen-code": Case("OPENAI_API_KEY", suffix="/v1", model="qwen3-coder-plus",
+                      price="{input: 1, cached_input: 0.1, output: 5}"),
+    "opencode": Case("ANTHROPIC_API_KEY", suffix="/v1", model="anthropic/claude-sonnet-4-5"),
 }
 
 

@@ -173,3 +173,21 @@ def test_responses_over_websocket_and_a_refused_upgrade():
 def test_unknown_mode_is_refused():
     with pytest.raises(ValueError, match="unknown mode 'nope'"):
         FakeModelServer("nope")
+
+
+def test_a_lone_bash_ends_on_mini_swe_agents_submit_and_a_bash_among_tools_on_a_message():
+    bash = {"name": "bash", "input_schema": {"properties": {"command": {"type": "string"}}}}
+    read = {"name": "read", "input_schema": {"properties": {"filePath": {"type": "string"}}}}
+    after_edit = [{"role": "user", "content": "x"},
+                  {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "bash",
+                                                     "input": {"command": "edit"}}]},
+                  {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
+                                                "content": "done"}]}]
+    with FakeModelServer("solve") as server:
+        answers = []
+        for tools in ([bash], [read, bash]):  # mini-swe-agent's, opencode's
+            _, _, text, _ = post(server, "/v1/messages", {"model": "m", "max_tokens": 10,
+                                                          "tools": tools, "messages": after_edit})
+            answers.append(json.loads(text)["content"][0])
+    assert answers[0]["input"] == {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"}
+    assert answers[1] == {"type": "text", "text": "Done: the answer is written."}

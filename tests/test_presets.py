@@ -27,7 +27,8 @@ FAKE_BIN = Path(__file__).resolve().parent / "fake_clis" / "bin"
 PROMPT = "- Write the answer to the question in README.md into answer.txt.\n"  # starts with "-"
 KEYS = {"claude-code": "ANTHROPIC_API_KEY", "codex": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY",
         "aider": "ANTHROPIC_API_KEY", "goose": "ANTHROPIC_API_KEY",
-        "mini-swe-agent": "ANTHROPIC_API_KEY"}
+        "mini-swe-agent": "ANTHROPIC_API_KEY", "qwen-code": "OPENAI_API_KEY",
+        "opencode": "ANTHROPIC_API_KEY"}
 
 
 @dataclass
@@ -49,6 +50,9 @@ def run_preset(tmp_path: Path, name: str, mode: str = "success", *, model: str |
     for folder in (workspace, run_dir, home):
         folder.mkdir(parents=True)
     (workspace / "README.md").write_text("What is six times seven?\n")
+    for relative, text in preset.home_files(model).items():  # as run/sandbox/home.py does
+        (home / relative).parent.mkdir(parents=True, exist_ok=True)
+        (home / relative).write_text(text)
     prompt_file = run_dir / "prompt.md"
     prompt_file.write_text(PROMPT)
     if environ is None:
@@ -106,6 +110,18 @@ CASES = {
     ("mini-swe-agent", "rate_limit"): (None, None, None, None, None, 0.0, "rate_limit", 1, False),
     ("mini-swe-agent", "auth"): (None, None, None, None, None, 0.0, "auth", 1, False),
     ("mini-swe-agent", "malformed"): (None, None, None, None, None, None, None, 0, False),
+    # qwen: input counts the cached tokens; no cost, no cache writes
+    ("qwen-code", "success"): (24800, 24500, 300, 20000, None, None, None, 0, True),
+    ("qwen-code", "max_turns"): (12210, 12000, 210, 9000, None, None, None, 53, True),
+    ("qwen-code", "rate_limit"): (0, 0, 0, 0, None, None, "rate_limit", 1, False),
+    ("qwen-code", "auth"): (0, 0, 0, 0, None, None, "auth", 1, False),
+    ("qwen-code", "malformed"): (None, None, None, None, None, None, None, 0, False),
+    # opencode: input = fresh + cache reads + cache writes; its own cost summed over steps
+    ("opencode", "success"): (2980, 2900, 80, 1200, 100, 0.006735, None, 0, True),
+    ("opencode", "max_turns"): (2170, 2100, 70, 500, 100, 0.005985, None, 0, True),
+    ("opencode", "rate_limit"): (None, None, None, None, None, None, "rate_limit", 1, False),
+    ("opencode", "auth"): (None, None, None, None, None, None, "auth", 1, False),
+    ("opencode", "malformed"): (None, None, None, None, None, None, None, 0, False),
 }
 
 
@@ -207,6 +223,10 @@ ARGV = {
     "mini-swe-agent": ["mini-swe-agent", "--yolo", "--exit-immediately", f"--task={PROMPT}",
                        "--output", "RUN/mini-swe-agent.traj.json", "--model", "MODEL",
                        "--extra", "1"],
+    "qwen-code": ["qwen", "--output-format", "stream-json", "--approval-mode", "yolo",
+                  "--model", "MODEL", "--extra", "1", f"--prompt={PROMPT}"],
+    "opencode": ["opencode", "run", "--format", "json", "--title", "ci-eval", "--model", "MODEL",
+                 "--extra", "1", "--", PROMPT],
 }
 FIXED_ENV = {
     "claude-code": {"IS_SANDBOX": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"},
@@ -216,6 +236,8 @@ FIXED_ENV = {
     "goose": {"GOOSE_MODE": "auto", "GOOSE_DISABLE_KEYRING": "true",
               "GOOSE_PROVIDER": "anthropic", "GOOSE_MODEL": "MODEL"},
     "mini-swe-agent": {"MSWEA_CONFIGURED": "true", "MSWEA_COST_TRACKING": "ignore_errors"},
+    "qwen-code": {"QWEN_CODE_NO_RELAUNCH": "true"},
+    "opencode": {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1"},
 }
 
 

@@ -1,5 +1,6 @@
 """Presets on what the real CLIs printed (no processes): tests/fixtures/real_clis/ holds the
-stdout+stderr of Claude Code 2.1.332 (its cut-stream case: 2.1.197), codex-cli 0.171.0, gemini-cli 0.61.0 and aider 0.86.2,
+stdout+stderr of Claude Code 2.1.332 (its cut-stream case: 2.1.197), codex-cli 0.171.0, gemini-cli 0.61.0, aider 0.86.2,
+Qwen Code 0.24.4 and opencode 1.18.33,
 each run against tests/fake_models in one of its modes (the file name says which), with the exit
 code it gave. Each case is one of issue #20's findings on the real tools."""
 
@@ -57,6 +58,25 @@ CASES = {
     ("aider", "aider-0.86.2-404", 0): ("setup", None),
     # litellm.InternalServerError: … Connection reset by peer: network, not overloaded
     ("aider", "aider-0.86.2-cut", 0): ("network", None),
+    # Qwen Code 0.24.4: "[API Error: STATUS …]" in the result's error.message, exit 1; the
+    # same text as an assistant message is not read
+    ("qwen-code", "qwen-0.24.4-401", 1): ("auth", (0, 0, None, 0, 0)),
+    ("qwen-code", "qwen-0.24.4-404", 1): ("setup", None),
+    ("qwen-code", "qwen-0.24.4-429", 1): ("rate_limit", None),
+    ("qwen-code", "qwen-0.24.4-500", 1): ("overloaded", None),
+    # "[API Error: terminated (cause: UND_ERR_SOCKET: other side closed)]" after 2 replays
+    ("qwen-code", "qwen-0.24.4-cut", 1): ("network", None),
+    # --max-session-turns 1: no result line, exit 53; the answered message's usage is summed
+    ("qwen-code", "qwen-0.24.4-turn-limit", 53): (None, (1000, 200, None, 50, 1050)),
+    # opencode 1.18.33 (Anthropic Messages; the solve over the OpenAI Responses API): an
+    # APIError event with the HTTP status in data.statusCode, exit 1
+    ("opencode", "opencode-1.18.33-401", 1): ("auth", None),
+    ("opencode", "opencode-1.18.33-404", 1): ("setup", None),
+    ("opencode", "opencode-1.18.33-429", 1): ("rate_limit", None),
+    ("opencode", "opencode-1.18.33-500", 1): ("overloaded", None),
+    # "Cannot connect to API: The socket connection was closed unexpectedly": no status
+    ("opencode", "opencode-1.18.33-cut", 1): ("network", None),
+    ("opencode", "opencode-1.18.33-solve-openai", 0): (None, (2000, 400, 200, 100, 2100)),
 }
 
 
@@ -151,3 +171,17 @@ def test_mini_bounds_its_own_retries():
     env = PRESETS["mini-swe-agent"].env(None)
     assert env["MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT"] == "2"
     assert env["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
+
+
+def test_qwen_turn_limit_is_its_own_outcome_and_retries_are_noted():
+    report = parse("qwen-code", "qwen-0.24.4-turn-limit", 53)
+    assert report.outcome == {"status": "turn_limit"} and report.model == "qwen3-coder-plus"
+    cut = parse("qwen-code", "qwen-0.24.4-cut", 1)
+    assert "qwen replayed a stream 2 time(s)" in cut.note
+    assert cut.outcome["subtype"] == "error_during_execution" and cut.outcome["is_error"] is True
+
+
+def test_opencode_reads_its_own_cost_and_steps():
+    report = parse("opencode", "opencode-1.18.33-solve-openai", 0)
+    assert (report.cost_usd, report.cost_source) == (0.0028, "agent")
+    assert report.outcome == {"steps": 2, "finish": "stop"} and report.note == ""

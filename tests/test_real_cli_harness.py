@@ -133,6 +133,12 @@ def test_codex_gets_agents_md(cli_bins, tmp_path, cli):
     ("aider", "aider", "anthropic/claude-sonnet-4-20250514", "ANTHROPIC_API_KEY", "",
      {".aider.conf.yml": "read: [CONVENTIONS.md]\n",
       "CONVENTIONS.md": f"# Conventions\n\n{MARKER}: digits only.\n"}),
+    ("qwen-code", "qwen", "qwen3-coder-plus", "OPENAI_API_KEY", "/v1",
+     {"QWEN.md": f"# Rules\n\n{MARKER}: digits only.\n"}),
+    ("qwen-code", "qwen", "qwen3-coder-plus", "OPENAI_API_KEY", "/v1",
+     {"AGENTS.md": f"# Agents\n\n{MARKER}: digits only.\n"}),
+    ("opencode", "opencode", "anthropic/claude-sonnet-4-5", "ANTHROPIC_API_KEY", "/v1",
+     {"AGENTS.md": f"# Agents\n\n{MARKER}: digits only.\n"}),
 ])
 def test_gemini_and_aider_get_their_project_files(cli_bins, tmp_path, cli, preset, program, model,
                                                   key, suffix, files):

@@ -1,4 +1,4 @@
-"""The five real agent CLIs (Claude Code, codex, gemini-cli, aider, mini-swe-agent at the versions
+"""The real agent CLIs (Claude Code, codex, gemini-cli, aider, mini-swe-agent, Qwen Code, opencode at the versions
 pinned in ci_eval/agents/installs.py, which tests/real_clis.py installs) driven through `ci-eval run` against tests/fake_models, one fake
 server per case: a solve, a wrong edit and every failure mode. Each test is one CLI; its cases run
 side by side (threads), each a `ci-eval run -k 1 --max-attempts 1` of the default task in a repo
@@ -75,6 +75,13 @@ TOOLS = {
                            "OPENAI_API_KEY", "/v1", ("input", "cached", "output"), "agent",
                            {"exit_status": "Submitted", "api_calls": 2}, COMMON),
 }
+# Qwen Code's 5xx case takes about 80 s: its unconfigurable 7 attempts per call (docs/agents.md).
+TOOLS["qwen-code"] = Tool("qwen", "qwen-code", "qwen", "qwen3-coder-plus", "OPENAI_API_KEY", "/v1",
+                          ("input", "cached", "output"), "pricing",
+                          {"subtype": "success", "is_error": False, "num_turns": 2}, COMMON)
+TOOLS["opencode"] = Tool("opencode", "opencode", "opencode", "anthropic/claude-sonnet-4-5",
+                         "ANTHROPIC_API_KEY", "/v1", ALL, "agent", {"steps": 2, "finish": "stop"},
+                         COMMON)
 # mode -> (status, infrastructure kind named in the reason)
 EXPECTED = {"solve": ("pass", None), "wrong": ("fail", None), "transient": ("pass", None),
             "cut_stream": ("pass", None), "401": ("error", "auth"), "404": ("error", "setup"),

@@ -68,6 +68,19 @@ INSTALLS: dict[str, Install] = {i.preset: i for i in (
             "agents: entry in ci-eval.yaml (preset: goose, model: PROVIDER/MODEL) and a step in "
             "eval.yml that installs the goose binary (docs/agents.md)"),
 )}
+INSTALLS["qwen-code"] = Install(
+    "qwen-code", "npm", "@qwen-code/qwen-code", "0.24.4", "qwen", ("OPENAI_API_KEY",),
+    model_note="Qwen Code speaks OpenAI chat completions: set `model:` (e.g. qwen3-coder-plus) "
+    "and `base_url:` (e.g. https://dashscope-intl.aliyuncs.com/compatible-mode/v1) in an "
+    "agents: entry of ci-eval.yaml (preset: qwen-code), the key in OPENAI_API_KEY")
+INSTALLS["opencode"] = Install(
+    "opencode", "npm", "opencode-ai", "1.18.33", "opencode",
+    ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"),
+    login="an opencode login instead of a key: `opencode auth login` writes "
+    "~/.local/share/opencode/auth.json, on a self-hosted runner only (log in once as the "
+    "runner's user)",
+    model_note="opencode names models PROVIDER/MODEL: set `model:` (e.g. "
+    "anthropic/claude-sonnet-4-5) in an agents: entry of ci-eval.yaml (preset: opencode)")
 
 
 def install_for(preset: str | None) -> Install | None:

@@ -9,12 +9,15 @@ from __future__ import annotations
 import difflib
 
 from ci_eval.agents import aider, claude_code, codex, gemini, goose, mini_swe_agent
+from ci_eval.agents import opencode, qwen_code
 from ci_eval.agents.preset import Preset
 
 PRESETS: dict[str, Preset] = {
     module.PRESET.name: module.PRESET
     for module in (claude_code, codex, gemini, aider, goose, mini_swe_agent)
 }
+PRESETS[qwen_code.PRESET.name] = qwen_code.PRESET
+PRESETS[opencode.PRESET.name] = opencode.PRESET
 
 
 def did_you_mean(name: object, known) -> str:

@@ -500,4 +500,8 @@ TOOLS = {"claude": claude, "codex": codex, "gemini": gemini, "aider": aider, "go
          "mini-swe-agent": mini_swe_agent, "mini": mini_swe_agent}
 
 if __name__ == "__main__":
+    from fake_more import TOOLS as MORE_TOOLS  # the second round of presets
+    TOOLS.update(MORE_TOOLS)
+
+if __name__ == "__main__":
     sys.exit(main())

@@ -18,7 +18,8 @@ import shlex
 from dataclasses import dataclass
 
 # Shell tools by name, as each CLI declares them: Claude Code's Bash, codex's exec_command
-# (or the older shell), gemini-cli's run_shell_command, mini-swe-agent's bash.
+# (or the older shell), gemini-cli's and qwen's run_shell_command, mini-swe-agent's and
+# opencode's bash.
 SHELL_TOOL_NAMES = ("Bash", "exec_command", "shell", "run_shell_command", "bash")
 COMMAND_PROPERTIES = ("command", "cmd")
 MINI_SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
@@ -47,6 +48,9 @@ class ShellTool:
     name: str
     argument: str  # the property holding the command
     kind: str  # "string", or "array" (["bash", "-lc", CMD])
+    # mini-swe-agent's run ends on its submit command: its `bash` is the only tool it offers
+    # (opencode's `bash` comes among many)
+    submits: bool = False
 
     def arguments(self, command: str) -> dict:
         value = ["bash", "-lc", command] if self.kind == "array" else command
@@ -72,7 +76,7 @@ def plan(turn: Turn, edit: Edit) -> Step:
         return Step("text", text=edit.search_replace())
     if turn.tool_results == 0:
         return Step("tool", command=edit.command())
-    if turn.shell.name == "bash":  # mini-swe-agent: a run ends on its submit command
+    if turn.shell.submits:  # mini-swe-agent: a run ends on its submit command
         return Step("tool", command=MINI_SUBMIT)
     return Step("text", text=FINAL_TEXT)
 
@@ -86,5 +90,5 @@ def shell_tool(declarations: list[tuple[str, dict]]) -> ShellTool | None:
             argument = next((p for p in COMMAND_PROPERTIES if p in properties), "command")
             declared = str((properties.get(argument) or {}).get("type", "")).lower()
             kind = "array" if declared == "array" else "string"
-            return ShellTool(name, argument, kind)
+            return ShellTool(name, argument, kind, submits=name == "bash" and len(by_name) == 1)
     return None

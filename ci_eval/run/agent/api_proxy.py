@@ -43,6 +43,9 @@ PRESET_API_HOSTS = {
     "goose": ("api.anthropic.com", "api.openai.com"),
     "mini-swe-agent": ("api.anthropic.com", "api.openai.com"),
 }
+PRESET_API_HOSTS["qwen-code"] = ("api.openai.com", "dashscope.aliyuncs.com",
+                                 "dashscope-intl.aliyuncs.com")
+PRESET_API_HOSTS["opencode"] = ("api.anthropic.com", "api.openai.com")
 
 def allowed_hosts(preset: str | None, base_url: str | None, listed) -> frozenset[str]:
     """host or host:port entries the proxy lets through (lower-case)."""
