@@ -68,6 +68,11 @@ INSTALLS: dict[str, Install] = {i.preset: i for i in (
             "agents: entry in ci-eval.yaml (preset: goose, model: PROVIDER/MODEL) and a step in "
             "eval.yml that installs the goose binary (docs/agents.md)"),
 )}
+INSTALLS["cline"] = Install(
+    "cline", "npm", "cline", "3.0.65", "cline", ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"),
+    model_note="Cline uses Anthropic at its default model unless told otherwise: set `model:` "
+    "in an agents: entry of ci-eval.yaml (preset: cline), e.g. anthropic/claude-sonnet-4-5 or "
+    "openai/gpt-5 (with OPENAI_API_KEY)")
 
 
 def install_for(preset: str | None) -> Install | None:

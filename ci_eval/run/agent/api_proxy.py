@@ -41,6 +41,7 @@ PRESET_API_HOSTS = {
     "goose": ("api.anthropic.com", "api.openai.com"),
     "mini-swe-agent": ("api.anthropic.com", "api.openai.com"),
 }
+PRESET_API_HOSTS["cline"] = ("api.anthropic.com", "api.openai.com", "openrouter.ai")
 
 # Runs inside the agent's sandbox with the sandbox's interpreter (no ci_eval import: the package
 # may sit under the hidden repo root): the relay, then the agent's command (the launcher
