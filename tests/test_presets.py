@@ -27,7 +27,7 @@ FAKE_BIN = Path(__file__).resolve().parent / "fake_clis" / "bin"
 PROMPT = "- Write the answer to the question in README.md into answer.txt.\n"  # starts with "-"
 KEYS = {"claude-code": "ANTHROPIC_API_KEY", "codex": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY",
         "aider": "ANTHROPIC_API_KEY", "goose": "ANTHROPIC_API_KEY",
-        "mini-swe-agent": "ANTHROPIC_API_KEY"}
+        "mini-swe-agent": "ANTHROPIC_API_KEY", "cline": "ANTHROPIC_API_KEY"}
 
 
 @dataclass
@@ -106,6 +106,11 @@ CASES = {
     ("mini-swe-agent", "rate_limit"): (None, None, None, None, None, 0.0, "rate_limit", 1, False),
     ("mini-swe-agent", "auth"): (None, None, None, None, None, 0.0, "auth", 1, False),
     ("mini-swe-agent", "malformed"): (None, None, None, None, None, None, None, 0, False),
+    ("cline", "success"): (6340, 6200, 140, 4000, 1200, 0.01854, None, 0, True),
+    ("cline", "max_turns"): (6340, 6200, 140, 4000, 1200, 0.01854, None, 1, True),
+    ("cline", "rate_limit"): (0, 0, 0, 0, 0, 0.0, "rate_limit", 1, False),
+    ("cline", "auth"): (0, 0, 0, 0, 0, 0.0, "auth", 1, False),
+    ("cline", "malformed"): (None, None, None, None, None, None, None, 0, False),
 }
 
 
@@ -207,6 +212,8 @@ ARGV = {
     "mini-swe-agent": ["mini-swe-agent", "--yolo", "--exit-immediately", f"--task={PROMPT}",
                        "--output", "RUN/mini-swe-agent.traj.json", "--model", "MODEL",
                        "--extra", "1"],
+    "cline": ["cline", "--json", "--auto-approve", "true", "-m", "MODEL", "--extra", "1", "--",
+              PROMPT],
 }
 FIXED_ENV = {
     "claude-code": {"IS_SANDBOX": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"},
@@ -216,6 +223,7 @@ FIXED_ENV = {
     "goose": {"GOOSE_MODE": "auto", "GOOSE_DISABLE_KEYRING": "true",
               "GOOSE_PROVIDER": "anthropic", "GOOSE_MODEL": "MODEL"},
     "mini-swe-agent": {"MSWEA_CONFIGURED": "true", "MSWEA_COST_TRACKING": "ignore_errors"},
+    "cline": {},
 }
 
 

@@ -57,6 +57,13 @@ CASES = {
     ("aider", "aider-0.86.2-404", 0): ("setup", None),
     # litellm.InternalServerError: … Connection reset by peer: network, not overloaded
     ("aider", "aider-0.86.2-cut", 0): ("network", None),
+    # Cline 3.0.65 against the OpenAI-compatible fake: an error event (errorClass "auth" only for
+    # the 401), run_result finishReason "error" with zero usage
+    ("cline", "cline-3.0.65-401", 1): ("auth", (0, 0, 0, 0, 0)),
+    ("cline", "cline-3.0.65-404", 1): ("setup", (0, 0, 0, 0, 0)),
+    ("cline", "cline-3.0.65-429", 1): ("rate_limit", (0, 0, 0, 0, 0)),
+    ("cline", "cline-3.0.65-5xx", 1): ("overloaded", (0, 0, 0, 0, 0)),
+    ("cline", "cline-3.0.65-cut", 1): ("network", (0, 0, 0, 0, 0)),
 }
 
 

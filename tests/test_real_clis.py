@@ -75,6 +75,9 @@ TOOLS = {
                            "OPENAI_API_KEY", "/v1", ("input", "cached", "output"), "agent",
                            {"exit_status": "Submitted", "api_calls": 2}, COMMON),
 }
+# Cline prices claude-sonnet-4-5 itself (its model list); the base URL goes into its settings.
+TOOLS["cline"] = Tool("cline", "cline", "cline", "anthropic/claude-sonnet-4-5", "ANTHROPIC_API_KEY",
+                      "/v1", ALL, "agent", {"finish_reason": "completed", "iterations": 2}, COMMON)
 # mode -> (status, infrastructure kind named in the reason)
 EXPECTED = {"solve": ("pass", None), "wrong": ("fail", None), "transient": ("pass", None),
             "cut_stream": ("pass", None), "401": ("error", "auth"), "404": ("error", "setup"),
