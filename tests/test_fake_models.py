@@ -14,6 +14,7 @@ import time
 import fake_models
 import pytest
 from fake_models import USAGE, FakeModelServer
+from fake_models.script import FINAL_TEXT, MINI_SUBMIT, Turn, plan, shell_tool
 
 BASH = {"name": "Bash", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}
 
@@ -173,3 +174,15 @@ def test_responses_over_websocket_and_a_refused_upgrade():
 def test_unknown_mode_is_refused():
     with pytest.raises(ValueError, match="unknown mode 'nope'"):
         FakeModelServer("nope")
+
+
+def test_cline_and_copilot_shell_tools_get_their_own_shapes():
+    """Cline's run_commands takes an array of commands; Copilot CLI's bash (with description
+    and shellId) ends on a final message, mini-swe-agent's bash (command only) on its submit."""
+    cline = shell_tool([("run_commands", {"properties": {"commands": {"type": "array"}}})])
+    assert cline.arguments("printf 42 > a") == {"commands": ["printf 42 > a"]}
+    copilot = shell_tool([("bash", {"properties": {"command": {"type": "string"},
+                                                   "description": {}, "shellId": {}}})])
+    mini = shell_tool([("bash", {"properties": {"command": {"type": "string"}}})])
+    assert plan(Turn(copilot, 1, 1), fake_models.Edit()).text == FINAL_TEXT
+    assert plan(Turn(mini, 1, 1), fake_models.Edit()).command == MINI_SUBMIT

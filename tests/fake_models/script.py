@@ -48,6 +48,9 @@ class ShellTool:
     name: str
     argument: str  # the property holding the command
     kind: str  # "string", "array" (["bash", "-lc", CMD]) or "commands" ([CMD])
+    # mini-swe-agent's bash (its one parameter: command) ends a run only on its submit command;
+    # Copilot CLI's bash (command, description, shellId, ...) takes a final message
+    submits: bool = False
 
     def arguments(self, command: str) -> dict:
         value = {"array": ["bash", "-lc", command], "commands": [command]}.get(self.kind, command)
@@ -73,7 +76,7 @@ def plan(turn: Turn, edit: Edit) -> Step:
         return Step("text", text=edit.search_replace())
     if turn.tool_results == 0:
         return Step("tool", command=edit.command())
-    if turn.shell.name == "bash":  # mini-swe-agent: a run ends on its submit command
+    if turn.shell.submits:  # mini-swe-agent: a run ends on its submit command
         return Step("tool", command=MINI_SUBMIT)
     return Step("text", text=FINAL_TEXT)
 
@@ -88,5 +91,6 @@ def shell_tool(declarations: list[tuple[str, dict]]) -> ShellTool | None:
             declared = str((properties.get(argument) or {}).get("type", "")).lower()
             kind = "string" if declared != "array" else \
                 "commands" if argument == "commands" else "array"
-            return ShellTool(name, argument, kind)
+            return ShellTool(name, argument, kind,
+                             submits=name == "bash" and set(properties) <= {"command"})
     return None
