@@ -78,6 +78,10 @@ TOOLS = {
 # Cline prices claude-sonnet-4-5 itself (its model list); the base URL goes into its settings.
 TOOLS["cline"] = Tool("cline", "cline", "cline", "anthropic/claude-sonnet-4-5", "ANTHROPIC_API_KEY",
                       "/v1", ALL, "agent", {"finish_reason": "completed", "iterations": 2}, COMMON)
+# Copilot CLI through its own-provider settings (COPILOT_PROVIDER_*), Anthropic's wire format;
+# its token counts come from its session log, its cost from the pricing table.
+TOOLS["copilot"] = Tool("copilot", "copilot", "copilot", "claude-sonnet-4-5",
+                        "COPILOT_PROVIDER_API_KEY", "", ALL, "pricing", {"turns": 2}, COMMON)
 # mode -> (status, infrastructure kind named in the reason)
 EXPECTED = {"solve": ("pass", None), "wrong": ("fail", None), "transient": ("pass", None),
             "cut_stream": ("pass", None), "401": ("error", "auth"), "404": ("error", "setup"),

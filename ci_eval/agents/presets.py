@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 
 from ci_eval.agents import aider, claude_code, codex, gemini, goose, mini_swe_agent
-from ci_eval.agents import cline
+from ci_eval.agents import cline, copilot
 from ci_eval.agents.preset import Preset
 
 PRESETS: dict[str, Preset] = {
@@ -17,6 +17,7 @@ PRESETS: dict[str, Preset] = {
     for module in (claude_code, codex, gemini, aider, goose, mini_swe_agent)
 }
 PRESETS[cline.PRESET.name] = cline.PRESET
+PRESETS[copilot.PRESET.name] = copilot.PRESET
 
 
 def did_you_mean(name: object, known) -> str:

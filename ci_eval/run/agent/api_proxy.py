@@ -42,6 +42,9 @@ PRESET_API_HOSTS = {
     "mini-swe-agent": ("api.anthropic.com", "api.openai.com"),
 }
 PRESET_API_HOSTS["cline"] = ("api.anthropic.com", "api.openai.com", "openrouter.ai")
+PRESET_API_HOSTS["copilot"] = ("api.githubcopilot.com", "api.individual.githubcopilot.com",
+                               "api.business.githubcopilot.com",
+                               "api.enterprise.githubcopilot.com", "api.github.com")
 
 # Runs inside the agent's sandbox with the sandbox's interpreter (no ci_eval import: the package
 # may sit under the hidden repo root): the relay, then the agent's command (the launcher
