@@ -64,6 +64,8 @@ CASES = {
     ("cline", "cline-3.0.65-429", 1): ("rate_limit", (0, 0, 0, 0, 0)),
     ("cline", "cline-3.0.65-5xx", 1): ("overloaded", (0, 0, 0, 0, 0)),
     ("cline", "cline-3.0.65-cut", 1): ("network", (0, 0, 0, 0, 0)),
+    # the Anthropic provider's 404: Cline passes on only the API's message "model: NAME"
+    ("cline", "cline-3.0.65-anthropic-404", 1): ("setup", (0, 0, 0, 0, 0)),
     # Copilot CLI 1.0.102 with its own-provider settings against the OpenAI-compatible fake: a
     # session.error {errorType, message, statusCode} after its own 5 retries; exit 1
     ("copilot", "copilot-1.0.102-401", 1): ("auth", None),

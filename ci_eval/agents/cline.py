@@ -52,6 +52,9 @@ ERROR_CLASSES = {"auth": "auth", "rate_limit": "rate_limit", "network": "network
 # The OpenAI API's wording for a 500 and Bun's for a dropped connection, which the shared
 # signatures do not cover.
 OVERLOADED = re.compile(r"the server had an error", re.IGNORECASE)
+# Anthropic's not_found_error message for an unknown model is "model: NAME": Cline passes on
+# only that message (no status, errorClass "unknown").
+UNKNOWN_MODEL = re.compile(r"^\s*model: \S+\s*$")
 CUT = re.compile(r"socket connection was closed unexpectedly|ECONNRESET|FailedToOpenSocket|"
                  r"ConnectionRefused|Cannot connect to API", re.IGNORECASE)
 
@@ -182,6 +185,8 @@ def _infra(event: dict, message: str, retries: list) -> InfraError | None:
     found = classify(message)
     if found:
         return found
+    if UNKNOWN_MODEL.match(message):
+        return make_infra("setup", f"model not found (Anthropic's not_found_error): {message}")
     if OVERLOADED.search(message):
         return make_infra("overloaded", f"provider overloaded: {message}")
     if CUT.search(message):
