@@ -1,5 +1,5 @@
 """The eval.yml that `ci-eval init --agent PRESET` writes, run by act, for every installable
-preset (claude-code, codex, gemini, aider, mini-swe-agent): the workflow's own install step puts
+preset (claude-code, codex, gemini, aider, mini-swe-agent, cline, copilot): the workflow's own install step puts
 the real CLI on PATH at its pinned version (from the npm registry or PyPI), the shard runs it
 against a loopback fake of the model API (tests/fake_models), and the pull request gets a comment
 with the run's usage and cost.
@@ -67,6 +67,12 @@ CASES = {
                    price="{input: 1.25, cached_input: 0.125, output: 10}"),
     "aider": Case("OPENAI_API_KEY", env="OPENAI_API_BASE", suffix="/v1"),
     "mini-swe-agent": Case("OPENAI_API_KEY", suffix="/v1", model="openai/gpt-4o"),
+    # Cline prices the model itself; the base URL goes into its settings (with /v1)
+    "cline": Case("ANTHROPIC_API_KEY", suffix="/v1", model="anthropic/claude-sonnet-4-5"),
+    # Copilot with its own-provider key (the workflow's alternative secret); tokens from its
+    # session log, the cost from the pricing row
+    "copilot": Case("COPILOT_PROVIDER_API_KEY", model="claude-sonnet-4-5",
+                    price="{input: 3, cached_input: 0.3, cache_write: 3.75, output: 15}"),
 }
 
 

@@ -74,7 +74,8 @@ INSTALLS["cline"] = Install(
     "in an agents: entry of ci-eval.yaml (preset: cline), e.g. anthropic/claude-sonnet-4-5 or "
     "openai/gpt-5 (with OPENAI_API_KEY)")
 INSTALLS["copilot"] = Install(
-    "copilot", "npm", "@github/copilot", "1.0.102", "copilot", ("COPILOT_GITHUB_TOKEN",),
+    "copilot", "npm", "@github/copilot", "1.0.102", "copilot",
+    ("COPILOT_GITHUB_TOKEN", "COPILOT_PROVIDER_API_KEY"),
     login="a fine-grained personal access token with the \"Copilot Requests\" permission, "
     "stored as the secret COPILOT_GITHUB_TOKEN (the workflow's own GITHUB_TOKEN cannot use "
     "Copilot); or your own model provider: COPILOT_PROVIDER_API_KEY with `base_url:` in "
