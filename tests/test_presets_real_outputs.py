@@ -66,6 +66,8 @@ CASES = {
     ("cline", "cline-3.0.65-cut", 1): ("network", (0, 0, 0, 0, 0)),
     # the Anthropic provider's 404: Cline passes on only the API's message "model: NAME"
     ("cline", "cline-3.0.65-anthropic-404", 1): ("setup", (0, 0, 0, 0, 0)),
+    # a solve with the Anthropic provider: inputTokens counts the cache reads and writes
+    ("cline", "cline-3.0.65-anthropic-solve", 0): (None, (2000, 400, 200, 100, 2100)),
     # Copilot CLI 1.0.102 with its own-provider settings against the OpenAI-compatible fake: a
     # session.error {errorType, message, statusCode} after its own 5 retries; exit 1
     ("copilot", "copilot-1.0.102-401", 1): ("auth", None),
@@ -167,3 +169,10 @@ def test_mini_bounds_its_own_retries():
     env = PRESETS["mini-swe-agent"].env(None)
     assert env["MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT"] == "2"
     assert env["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
+
+
+def test_cline_prices_a_model_of_its_list_itself():
+    report = parse("cline", "cline-3.0.65-anthropic-solve", 0)
+    assert (report.cost_usd, report.cost_source, report.model) == \
+        (0.00657, "agent", "claude-sonnet-4-5")
+    assert report.outcome == {"finish_reason": "completed", "iterations": 2}
