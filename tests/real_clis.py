@@ -1,4 +1,4 @@
-"""The five real agent CLIs at pinned versions, installed once into the test cache and reused
+"""The real agent CLIs at pinned versions (ci_eval/agents/installs.py), installed once into the test cache and reused
 (across xdist workers, sessions and runs): npm packages into one prefix, each pip package into a
 venv of its own. A fresh machine installs them on first use; `.ci/run` does it before the suite
 (`python3 tests/real_clis.py install`), so the install is not timed inside a test.

@@ -1,5 +1,6 @@
 """The eval.yml that `ci-eval init --agent PRESET` writes, run by act, for every installable
-preset (claude-code, codex, gemini, aider, mini-swe-agent, qwen-code, opencode): the workflow's own install step puts
+preset (claude-code, codex, gemini, aider, mini-swe-agent, qwen-code, opencode, cline,
+copilot): the workflow's own install step puts
 the real CLI on PATH at its pinned version (from the npm registry or PyPI), the shard runs it
 against a loopback fake of the model API (tests/fake_models), and the pull request gets a comment
 with the run's usage and cost.
@@ -71,6 +72,12 @@ CASES = {
     "qwen-code": Case("OPENAI_API_KEY", suffix="/v1", model="qwen3-coder-plus",
                       price="{input: 1, cached_input: 0.1, output: 5}"),
     "opencode": Case("ANTHROPIC_API_KEY", suffix="/v1", model="anthropic/claude-sonnet-4-5"),
+    # Cline prices the model itself; the base URL goes into its settings (with /v1)
+    "cline": Case("ANTHROPIC_API_KEY", suffix="/v1", model="anthropic/claude-sonnet-4-5"),
+    # Copilot with its own-provider key (the workflow's alternative secret); tokens from its
+    # session log, the cost from the pricing row
+    "copilot": Case("COPILOT_PROVIDER_API_KEY", model="claude-sonnet-4-5",
+                    price="{input: 3, cached_input: 0.3, cache_write: 3.75, output: 15}"),
 }
 
 

@@ -15,6 +15,7 @@ from ci_eval.agents.config import (
     visible_env,
 )
 from ci_eval.agents.config_file import Config, load_config, parse_config, resolve_agent
+from ci_eval.agents.presets import PRESETS
 from ci_eval.agents.pricing import ModelPrice
 from ci_eval.agents.shell import first_program, plain_argv, unclosed_quote
 from ci_eval.errors import UserError
@@ -102,7 +103,7 @@ def test_unknown_agent_names_presets_and_suggests():
         resolve_agent(Config(), "claude-cod", None)
     message = str(info.value)
     assert message.startswith("--agent: unknown agent 'claude-cod' (known: noop, reference), "
-                              "presets: aider, claude-code, codex, gemini, goose, mini-swe-agent")
+                              f"presets: {', '.join(sorted(PRESETS))}")
     assert message.endswith("did you mean 'claude-code'?")
 
 

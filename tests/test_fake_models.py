@@ -14,6 +14,7 @@ import time
 import fake_models
 import pytest
 from fake_models import USAGE, FakeModelServer
+from fake_models.script import FINAL_TEXT, MINI_SUBMIT, Turn, plan, shell_tool
 
 BASH = {"name": "Bash", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}
 
@@ -191,3 +192,15 @@ def test_a_lone_bash_ends_on_mini_swe_agents_submit_and_a_bash_among_tools_on_a_
             answers.append(json.loads(text)["content"][0])
     assert answers[0]["input"] == {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"}
     assert answers[1] == {"type": "text", "text": "Done: the answer is written."}
+
+
+def test_cline_and_copilot_shell_tools_get_their_own_shapes():
+    """Cline's run_commands takes an array of commands; Copilot CLI's bash (with description
+    and shellId) ends on a final message, mini-swe-agent's bash (command only) on its submit."""
+    cline = shell_tool([("run_commands", {"properties": {"commands": {"type": "array"}}})])
+    assert cline.arguments("printf 42 > a") == {"commands": ["printf 42 > a"]}
+    copilot = shell_tool([("bash", {"properties": {"command": {"type": "string"},
+                                                   "description": {}, "shellId": {}}})])
+    mini = shell_tool([("bash", {"properties": {"command": {"type": "string"}}})])
+    assert plan(Turn(copilot, 1, 1), fake_models.Edit()).text == FINAL_TEXT
+    assert plan(Turn(mini, 1, 1), fake_models.Edit()).command == MINI_SUBMIT

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from ci_eval.agents.config import preset_agent, visible_env
+from ci_eval.agents.copilot import session_id
 from ci_eval.agents.presets import PRESETS
 from ci_eval.agents.pricing import ModelPrice, cost_from_pricing
 
@@ -28,7 +29,8 @@ PROMPT = "- Write the answer to the question in README.md into answer.txt.\n"  #
 KEYS = {"claude-code": "ANTHROPIC_API_KEY", "codex": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY",
         "aider": "ANTHROPIC_API_KEY", "goose": "ANTHROPIC_API_KEY",
         "mini-swe-agent": "ANTHROPIC_API_KEY", "qwen-code": "OPENAI_API_KEY",
-        "opencode": "ANTHROPIC_API_KEY"}
+        "opencode": "ANTHROPIC_API_KEY", "cline": "ANTHROPIC_API_KEY",
+        "copilot": "COPILOT_GITHUB_TOKEN"}
 
 
 @dataclass
@@ -46,7 +48,8 @@ class Ran:
 def run_preset(tmp_path: Path, name: str, mode: str = "success", *, model: str | None = None,
                extra_args: tuple[str, ...] = (), environ: dict | None = None) -> Ran:
     preset = PRESETS[name]
-    workspace, run_dir, home = tmp_path / "ws", tmp_path / "run", tmp_path / "home"
+    # the agent's own HOME is in its run folder, as the runner makes it (run/sandbox/home.py)
+    workspace, run_dir, home = tmp_path / "ws", tmp_path / "run", tmp_path / "run" / "home"
     for folder in (workspace, run_dir, home):
         folder.mkdir(parents=True)
     (workspace / "README.md").write_text("What is six times seven?\n")
@@ -122,6 +125,16 @@ CASES = {
     ("opencode", "rate_limit"): (None, None, None, None, None, None, "rate_limit", 1, False),
     ("opencode", "auth"): (None, None, None, None, None, None, "auth", 1, False),
     ("opencode", "malformed"): (None, None, None, None, None, None, None, 0, False),
+    ("cline", "success"): (6340, 6200, 140, 4000, 1200, 0.01854, None, 0, True),
+    ("cline", "max_turns"): (6340, 6200, 140, 4000, 1200, 0.01854, None, 1, True),
+    ("cline", "rate_limit"): (0, 0, 0, 0, 0, 0.0, "rate_limit", 1, False),
+    ("cline", "auth"): (0, 0, 0, 0, 0, 0.0, "auth", 1, False),
+    ("cline", "malformed"): (None, None, None, None, None, None, None, 0, False),
+    ("copilot", "success"): (10890, 10700, 190, 8000, 0, None, None, 0, True),
+    ("copilot", "max_turns"): (10890, 10700, 190, 8000, 0, None, None, 1, True),
+    ("copilot", "rate_limit"): (None, None, None, None, None, None, "rate_limit", 1, False),
+    ("copilot", "auth"): (None, None, None, None, None, None, "auth", 1, False),
+    ("copilot", "malformed"): (None, None, None, None, None, None, None, 0, False),
 }
 
 
@@ -227,6 +240,10 @@ ARGV = {
                   "--model", "MODEL", "--extra", "1", f"--prompt={PROMPT}"],
     "opencode": ["opencode", "run", "--format", "json", "--title", "ci-eval", "--model", "MODEL",
                  "--extra", "1", "--", PROMPT],
+    "cline": ["cline", "--json", "--auto-approve", "true", "-m", "MODEL", "--extra", "1", "--",
+              PROMPT],
+    "copilot": ["copilot", "--allow-all-tools", "--output-format", "json", "--session-id",
+                "SESSION", "--model", "MODEL", "--extra", "1", f"--prompt={PROMPT}"],
 }
 FIXED_ENV = {
     "claude-code": {"IS_SANDBOX": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"},
@@ -238,6 +255,8 @@ FIXED_ENV = {
     "mini-swe-agent": {"MSWEA_CONFIGURED": "true", "MSWEA_COST_TRACKING": "ignore_errors"},
     "qwen-code": {"QWEN_CODE_NO_RELAUNCH": "true"},
     "opencode": {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1"},
+    "cline": {},
+    "copilot": {"COPILOT_AUTO_UPDATE": "false"},
 }
 
 
@@ -245,7 +264,8 @@ FIXED_ENV = {
 def test_argv_and_env_as_built_and_as_received(tmp_path, name):
     model = "anthropic/MODEL" if name == "goose" else "MODEL"
     ran = run_preset(tmp_path, name, model=model, extra_args=("--extra", "1"))
-    expected = [arg.replace("RUN", str(ran.run_dir)) for arg in ARGV[name]]
+    expected = [arg.replace("RUN", str(ran.run_dir)).replace("SESSION", session_id(str(ran.run_dir)))
+                for arg in ARGV[name]]
     assert ran.argv == expected
     assert ran.exit_code == 0, ran.output  # the fake accepts exactly what the tool requires
     assert ran.received["argv"] == expected[1:] and ran.received["cwd"] == str(ran.workspace)

@@ -77,6 +77,24 @@ CASES = {
     # "Cannot connect to API: The socket connection was closed unexpectedly": no status
     ("opencode", "opencode-1.18.33-cut", 1): ("network", None),
     ("opencode", "opencode-1.18.33-solve-openai", 0): (None, (2000, 400, 200, 100, 2100)),
+    # Cline 3.0.65 against the OpenAI-compatible fake: an error event (errorClass "auth" only for
+    # the 401), run_result finishReason "error" with zero usage
+    ("cline", "cline-3.0.65-401", 1): ("auth", (0, 0, 0, 0, 0)),
+    ("cline", "cline-3.0.65-404", 1): ("setup", (0, 0, 0, 0, 0)),
+    ("cline", "cline-3.0.65-429", 1): ("rate_limit", (0, 0, 0, 0, 0)),
+    ("cline", "cline-3.0.65-5xx", 1): ("overloaded", (0, 0, 0, 0, 0)),
+    ("cline", "cline-3.0.65-cut", 1): ("network", (0, 0, 0, 0, 0)),
+    # the Anthropic provider's 404: Cline passes on only the API's message "model: NAME"
+    ("cline", "cline-3.0.65-anthropic-404", 1): ("setup", (0, 0, 0, 0, 0)),
+    # a solve with the Anthropic provider: inputTokens counts the cache reads and writes
+    ("cline", "cline-3.0.65-anthropic-solve", 0): (None, (2000, 400, 200, 100, 2100)),
+    # Copilot CLI 1.0.102 with its own-provider settings against the OpenAI-compatible fake: a
+    # session.error {errorType, message, statusCode} after its own 5 retries; exit 1
+    ("copilot", "copilot-1.0.102-401", 1): ("auth", None),
+    ("copilot", "copilot-1.0.102-404", 1): ("setup", None),
+    ("copilot", "copilot-1.0.102-429", 1): ("rate_limit", None),
+    ("copilot", "copilot-1.0.102-5xx", 1): ("overloaded", None),
+    ("copilot", "copilot-1.0.102-cut", 1): ("network", None),
 }
 
 
@@ -185,3 +203,10 @@ def test_opencode_reads_its_own_cost_and_steps():
     report = parse("opencode", "opencode-1.18.33-solve-openai", 0)
     assert (report.cost_usd, report.cost_source) == (0.0028, "agent")
     assert report.outcome == {"steps": 2, "finish": "stop"} and report.note == ""
+
+
+def test_cline_prices_a_model_of_its_list_itself():
+    report = parse("cline", "cline-3.0.65-anthropic-solve", 0)
+    assert (report.cost_usd, report.cost_source, report.model) == \
+        (0.00657, "agent", "claude-sonnet-4-5")
+    assert report.outcome == {"finish_reason": "completed", "iterations": 2}

@@ -155,3 +155,19 @@ def test_gemini_and_aider_get_their_project_files(cli_bins, tmp_path, cli, prese
         _run(cli, root, cli_bins, program, key, "-k", "1")
         (record,) = _records(root)
         assert record["status"] == "fail", record["reason"]
+
+
+@pytest.mark.parametrize("preset, program, model, key, suffix, files", [
+    # Cline puts AGENTS.md and .clinerules (a file or a folder of rules) into its system prompt
+    ("cline", "cline", "anthropic/claude-sonnet-4-5", "ANTHROPIC_API_KEY", "/v1",
+     {".clinerules/answers.md": f"# Rules\n\n{MARKER}: digits only.\n"}),
+    ("cline", "cline", "anthropic/claude-sonnet-4-5", "ANTHROPIC_API_KEY", "/v1",
+     {"AGENTS.md": f"# Agents\n\n{MARKER}: digits only.\n"}),
+    # Copilot CLI reads .github/copilot-instructions.md (and AGENTS.md, CLAUDE.md, GEMINI.md)
+    ("copilot", "copilot", "claude-sonnet-4-5", "COPILOT_PROVIDER_API_KEY", "",
+     {".github/copilot-instructions.md": f"# Instructions\n\n{MARKER}: digits only.\n"}),
+])
+def test_cline_and_copilot_get_their_project_files(cli_bins, tmp_path, cli, preset, program,
+                                                   model, key, suffix, files):
+    test_gemini_and_aider_get_their_project_files(cli_bins, tmp_path, cli, preset, program, model,
+                                                  key, suffix, files)

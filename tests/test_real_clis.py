@@ -1,4 +1,5 @@
-"""The real agent CLIs (Claude Code, codex, gemini-cli, aider, mini-swe-agent, Qwen Code, opencode at the versions
+"""The real agent CLIs (Claude Code, codex, gemini-cli, aider, mini-swe-agent, Qwen Code, opencode,
+Cline, Copilot CLI at the versions
 pinned in ci_eval/agents/installs.py, which tests/real_clis.py installs) driven through `ci-eval run` against tests/fake_models, one fake
 server per case: a solve, a wrong edit and every failure mode. Each test is one CLI; its cases run
 side by side (threads), each a `ci-eval run -k 1 --max-attempts 1` of the default task in a repo
@@ -82,6 +83,13 @@ TOOLS["qwen-code"] = Tool("qwen", "qwen-code", "qwen", "qwen3-coder-plus", "OPEN
 TOOLS["opencode"] = Tool("opencode", "opencode", "opencode", "anthropic/claude-sonnet-4-5",
                          "ANTHROPIC_API_KEY", "/v1", ALL, "agent", {"steps": 2, "finish": "stop"},
                          COMMON)
+# Cline prices claude-sonnet-4-5 itself (its model list); the base URL goes into its settings.
+TOOLS["cline"] = Tool("cline", "cline", "cline", "anthropic/claude-sonnet-4-5", "ANTHROPIC_API_KEY",
+                      "/v1", ALL, "agent", {"finish_reason": "completed", "iterations": 2}, COMMON)
+# Copilot CLI through its own-provider settings (COPILOT_PROVIDER_*), Anthropic's wire format;
+# its token counts come from its session log, its cost from the pricing table.
+TOOLS["copilot"] = Tool("copilot", "copilot", "copilot", "claude-sonnet-4-5",
+                        "COPILOT_PROVIDER_API_KEY", "", ALL, "pricing", {"turns": 2}, COMMON)
 # mode -> (status, infrastructure kind named in the reason)
 EXPECTED = {"solve": ("pass", None), "wrong": ("fail", None), "transient": ("pass", None),
             "cut_stream": ("pass", None), "401": ("error", "auth"), "404": ("error", "setup"),

@@ -81,6 +81,18 @@ INSTALLS["opencode"] = Install(
     "runner's user)",
     model_note="opencode names models PROVIDER/MODEL: set `model:` (e.g. "
     "anthropic/claude-sonnet-4-5) in an agents: entry of ci-eval.yaml (preset: opencode)")
+INSTALLS["cline"] = Install(
+    "cline", "npm", "cline", "3.0.65", "cline", ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"),
+    model_note="Cline uses Anthropic at its default model unless told otherwise: set `model:` "
+    "in an agents: entry of ci-eval.yaml (preset: cline), e.g. anthropic/claude-sonnet-4-5 or "
+    "openai/gpt-5 (with OPENAI_API_KEY)")
+INSTALLS["copilot"] = Install(
+    "copilot", "npm", "@github/copilot", "1.0.102", "copilot",
+    ("COPILOT_GITHUB_TOKEN", "COPILOT_PROVIDER_API_KEY"),
+    login="a fine-grained personal access token with the \"Copilot Requests\" permission, "
+    "stored as the secret COPILOT_GITHUB_TOKEN (the workflow's own GITHUB_TOKEN cannot use "
+    "Copilot); or your own model provider: COPILOT_PROVIDER_API_KEY with `base_url:` in "
+    "ci-eval.yaml")
 
 
 def install_for(preset: str | None) -> Install | None:

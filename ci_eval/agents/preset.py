@@ -193,6 +193,11 @@ class Preset(ABC):
         """
         return {}
 
+    def gateway_home_files(self, base_url: str, model: str | None) -> dict[str, str]:
+        """home_files() for an entry with `base_url:`, for a tool that takes its base URL only
+        from a settings file (their paths win over home_files' own)."""
+        return {}
+
     @abstractmethod
     def argv(self, prompt_text: str, prompt_file: str, workspace: str, run_dir: str,
              model: str | None, extra_args: tuple[str, ...]) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 
 from ci_eval.agents import aider, claude_code, codex, gemini, goose, mini_swe_agent
-from ci_eval.agents import opencode, qwen_code
+from ci_eval.agents import cline, copilot, opencode, qwen_code
 from ci_eval.agents.preset import Preset
 
 PRESETS: dict[str, Preset] = {
@@ -18,6 +18,8 @@ PRESETS: dict[str, Preset] = {
 }
 PRESETS[qwen_code.PRESET.name] = qwen_code.PRESET
 PRESETS[opencode.PRESET.name] = opencode.PRESET
+PRESETS[cline.PRESET.name] = cline.PRESET
+PRESETS[copilot.PRESET.name] = copilot.PRESET
 
 
 def did_you_mean(name: object, known) -> str:

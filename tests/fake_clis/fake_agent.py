@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Fake agent CLIs for tests: claude, codex, gemini, aider, goose and mini-swe-agent, each
+"""Fake agent CLIs for tests: claude, codex, gemini, aider, goose, mini-swe-agent, cline and
+copilot, each
 printing exactly its tool's documented headless output format.
 
 Run through the wrappers in bin/ (bin/claude, bin/codex, ...; put bin/ first on PATH). A wrapper
@@ -496,8 +497,120 @@ def mini_swe_agent(args: list[str]) -> int:
     return code
 
 
+# --- cline ------------------------------------------------------------------------------------
+
+
+def cline(args: list[str]) -> int:
+    """Cline CLI 3.x `--json`: JSONL agent_event lines, then one run_result line (its
+    finishReason enum: completed, max_iterations, aborted, mistake_limit, error)."""
+    if "--json" not in args:
+        return usage_error("cline", "fake cline prints --json only", 1)
+    prompt = after_double_dash(args)
+    if not prompt:
+        return usage_error("cline", "fake cline runs one prompt (after --)", 1)
+    if value_after(args, "--auto-approve") != "true":
+        return usage_error("cline", "fake cline runs with --auto-approve true only", 1)
+    model = value_after(args, "-m", "--model") or "claude-sonnet-4-5"
+    ts = "2026-12-03T12:00:00.000Z"
+
+    def event(body: dict) -> dict:
+        return {"ts": ts, "type": "agent_event", "event": body}
+
+    def result(reason: str, usage: tuple, text: str, iterations: int) -> dict:
+        inp, out, read, write, cost = usage
+        figures = {"inputTokens": inp, "outputTokens": out, "cacheReadTokens": read,
+                   "cacheWriteTokens": write, "totalCost": cost}
+        return {"ts": ts, "type": "run_result", "finishReason": reason, "iterations": iterations,
+                "usage": figures, "aggregateUsage": figures, "durationMs": 2291, "text": text,
+                "model": {"id": model, "provider": "anthropic"}}
+
+    def error(message: str, error_class: str) -> list:
+        return [event({"type": "iteration_start", "iteration": 1}),
+                event({"type": "error", "error": {"name": "Error", "message": message},
+                       "errorClass": error_class, "recoverable": False, "iteration": 1}),
+                result("error", (0, 0, 0, 0, 0), message, 1)]
+
+    worked = (6200, 140, 4000, 1200, 0.01854)
+    if MODE in ("success", "max_turns"):
+        edit_workspace()
+        reason = "completed" if MODE == "success" else "max_iterations"
+        emit(event({"type": "iteration_start", "iteration": 1}),
+             event({"type": "usage", "inputTokens": 6200, "outputTokens": 140}),
+             result(reason, worked, "Done.", 2))
+        return 0 if MODE == "success" else 1
+    if MODE == "rate_limit":
+        emit(*error("Rate limit reached for requests", "unknown"))
+        return 1
+    if MODE == "auth":
+        emit(*error("invalid x-api-key", "auth"))
+        return 1
+    if MODE == "malformed":
+        print(json.dumps(result("completed", worked, "Done.", 2))[:120], flush=True)
+        return 0
+    if MODE == "hang":
+        return hang()
+    return usage_error("cline", f"fake: unknown mode {MODE}", 1)
+
+
+# --- copilot ----------------------------------------------------------------------------------
+
+
+def copilot(args: list[str]) -> int:
+    """GitHub Copilot CLI: JSONL session events on stdout, token counts only in its session log
+    ~/.copilot/session-state/ID/events.jsonl (session.usage_record per model call)."""
+    prompt = value_after(args, "--prompt", "-p")
+    if not prompt:
+        return usage_error("copilot", "fake copilot only runs headless (--prompt)", 2)
+    if "--allow-all-tools" not in args:
+        return usage_error("copilot", "non-interactive mode requires --allow-all-tools", 2)
+    if value_after(args, "--output-format") != "json":
+        return usage_error("copilot", "fake copilot prints --output-format json only", 2)
+    session = value_after(args, "--session-id") or SESSION
+    model = value_after(args, "--model") or "claude-sonnet-4.5"
+    log = Path(os.environ["HOME"]) / ".copilot" / "session-state" / session / "events.jsonl"
+    log.parent.mkdir(parents=True, exist_ok=True)
+
+    def event(kind: str, data: dict) -> dict:
+        return {"type": kind, "data": data, "id": SESSION, "timestamp": "2026-12-03T12:00:00Z"}
+
+    def result(code: int, premium: int) -> dict:
+        return {"type": "result", "sessionId": session, "exitCode": code,
+                "usage": {"premiumRequests": premium, "totalApiDurationMs": 900}}
+
+    def usage(inp: int, out: int, read: int) -> str:
+        return json.dumps(event("session.usage_record", {"usage": {
+            "model": model, "inputTokens": inp, "outputTokens": out, "cacheReadTokens": read,
+            "cacheWriteTokens": 0, "cost": 1.0}}))
+
+    if MODE in ("success", "max_turns"):
+        edit_workspace()
+        log.write_text(usage(5000, 90, 3500) + "\n" + usage(5700, 100, 4500) + "\n")
+        code = 0 if MODE == "success" else 1
+        ending = [] if MODE == "success" else [event("session.error", {
+            "errorType": "query", "message": "Reached the maximum number of turns"})]
+        emit(event("assistant.turn_end", {"turnId": "0"}),
+             event("assistant.turn_end", {"turnId": "1"}), *ending, result(code, 1))
+        return code
+    if MODE in ("rate_limit", "auth"):
+        kind, status, message = ("rate_limit", 429, "Failed to get response from the AI model; "
+                                 "retried 5 times Last error: 429 Rate limit reached") \
+            if MODE == "rate_limit" else ("authentication", 401, "Authentication failed (HTTP 401)")
+        log.write_text("")
+        emit(event("assistant.turn_end", {"turnId": "0"}),
+             event("session.error", {"errorType": kind, "message": message, "statusCode": status}),
+             result(1, 0))
+        return 1
+    if MODE == "malformed":
+        print(json.dumps(result(0, 1))[:50], flush=True)
+        return 0
+    if MODE == "hang":
+        return hang()
+    return usage_error("copilot", f"fake: unknown mode {MODE}", 2)
+
+
 TOOLS = {"claude": claude, "codex": codex, "gemini": gemini, "aider": aider, "goose": goose,
-         "mini-swe-agent": mini_swe_agent, "mini": mini_swe_agent}
+         "mini-swe-agent": mini_swe_agent, "mini": mini_swe_agent, "cline": cline,
+         "copilot": copilot}
 
 if __name__ == "__main__":
     from fake_more import TOOLS as MORE_TOOLS  # the second round of presets

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 # Shell tools by name, as each CLI declares them: Claude Code's Bash, codex's exec_command
 # (or the older shell), gemini-cli's and qwen's run_shell_command, mini-swe-agent's and
-# opencode's bash.
-SHELL_TOOL_NAMES = ("Bash", "exec_command", "shell", "run_shell_command", "bash")
-COMMAND_PROPERTIES = ("command", "cmd")
+# opencode's bash, Cline's run_commands (an array of command strings).
+SHELL_TOOL_NAMES = ("Bash", "exec_command", "shell", "run_shell_command", "bash", "run_commands")
+COMMAND_PROPERTIES = ("command", "cmd", "commands")
 MINI_SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 FINAL_TEXT = "Done: the answer is written."
 
@@ -47,13 +47,14 @@ class Edit:
 class ShellTool:
     name: str
     argument: str  # the property holding the command
-    kind: str  # "string", or "array" (["bash", "-lc", CMD])
-    # mini-swe-agent's run ends on its submit command: its `bash` is the only tool it offers
-    # (opencode's `bash` comes among many)
+    kind: str  # "string", "array" (["bash", "-lc", CMD]) or "commands" ([CMD])
+    # mini-swe-agent's run ends on its submit command: its `bash` is the only tool it offers and
+    # takes only a command (opencode's `bash` comes among many; Copilot CLI's bash (command,
+    # description, shellId, ...) takes a final message)
     submits: bool = False
 
     def arguments(self, command: str) -> dict:
-        value = ["bash", "-lc", command] if self.kind == "array" else command
+        value = {"array": ["bash", "-lc", command], "commands": [command]}.get(self.kind, command)
         return {self.argument: value}
 
 
@@ -89,6 +90,9 @@ def shell_tool(declarations: list[tuple[str, dict]]) -> ShellTool | None:
             properties = (by_name[name] or {}).get("properties") or {}
             argument = next((p for p in COMMAND_PROPERTIES if p in properties), "command")
             declared = str((properties.get(argument) or {}).get("type", "")).lower()
-            kind = "array" if declared == "array" else "string"
-            return ShellTool(name, argument, kind, submits=name == "bash" and len(by_name) == 1)
+            kind = "string" if declared != "array" else \
+                "commands" if argument == "commands" else "array"
+            return ShellTool(name, argument, kind,
+                             submits=name == "bash" and len(by_name) == 1
+                             and set(properties) <= {"command"})
     return None

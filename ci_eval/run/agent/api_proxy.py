@@ -46,6 +46,11 @@ PRESET_API_HOSTS = {
 PRESET_API_HOSTS["qwen-code"] = ("api.openai.com", "dashscope.aliyuncs.com",
                                  "dashscope-intl.aliyuncs.com")
 PRESET_API_HOSTS["opencode"] = ("api.anthropic.com", "api.openai.com")
+PRESET_API_HOSTS["cline"] = ("api.anthropic.com", "api.openai.com", "openrouter.ai")
+PRESET_API_HOSTS["copilot"] = ("api.githubcopilot.com", "api.individual.githubcopilot.com",
+                               "api.business.githubcopilot.com",
+                               "api.enterprise.githubcopilot.com", "api.github.com")
+
 
 def allowed_hosts(preset: str | None, base_url: str | None, listed) -> frozenset[str]:
     """host or host:port entries the proxy lets through (lower-case)."""

@@ -62,6 +62,8 @@ def agent_home(agent: AgentConfig, folder: Path,
             env[preset.login_folder_env] = str(Path(folder) / folder_name)
     if preset is not None:
         files.update(preset.home_files(agent.model))
+        if agent.base_url:
+            files.update(preset.gateway_home_files(agent.base_url, agent.model))
     home = own_home(folder, files)
     for path in env.values():  # codex 0.171 refuses a CODEX_HOME that does not exist
         Path(path).mkdir(mode=0o700, exist_ok=True)
