@@ -27,6 +27,7 @@ from itertools import pairwise
 from types import MappingProxyType
 
 from ci_eval import strict_json
+from ci_eval.agents.installs import Install
 from ci_eval.agents.preset import (
     LITELLM_OFFLINE,
     PROVIDER_KEYS,
@@ -58,6 +59,12 @@ MODEL_ATTEMPTS = 2
 class MiniSweAgent(Preset):
     name = "mini-swe-agent"
     program = "mini-swe-agent"
+    install = Install(
+        "pip", "mini-swe-agent", "2.4.6", "mini-swe-agent", ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"),
+        model_note="mini-swe-agent needs a model: set `model:` in an agents: entry of "
+        "ci-eval.yaml (preset: mini-swe-agent), e.g. anthropic/claude-sonnet-4-5",
+        needs_model=True)
+    api_hosts = ("api.anthropic.com", "api.openai.com")
     key_env = ("MSWEA_API_KEY",) + PROVIDER_KEYS
     model_env = ("MSWEA_MODEL_NAME",)
     pass_env = ("MSWEA_MODEL_NAME", "OPENAI_API_BASE", "ANTHROPIC_API_BASE",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.agents import installs
+from ci_eval.agents import installs, presets
 from ci_eval.cli_options import add_root_argument
 
 ACTION_REPO = "ci-eval/ci-eval"
@@ -26,9 +26,11 @@ def add_parser(subparsers) -> None:
         "to add and the repository setting for workflow PRs. Exit 0, 2 on bad input.",
     )
     add_root_argument(parser)
-    offered = [name for name, i in sorted(installs.INSTALLS.items()) if not i.refused]
-    needing = [name for name in offered if installs.INSTALLS[name].needs_model]
-    refused = [name for name, i in sorted(installs.INSTALLS.items()) if i.refused]
+    # The built-in presets only: building the parser never loads a plugin (agents/presets.py).
+    builtin = {module.PRESET.name: module.PRESET.install for module in presets.BUILTIN}
+    offered = [name for name, i in sorted(builtin.items()) if not i.refused]
+    needing = [name for name in offered if builtin[name].needs_model]
+    refused = [name for name, i in sorted(builtin.items()) if i.refused]
     parser.add_argument("--agent", default="reference", metavar="NAME",
                         help="default_agent of ci-eval.yaml: a built-in (reference, noop) or a "
                         f"preset: {', '.join(offered)} ({', '.join(needing)} with --model). "
@@ -90,7 +92,7 @@ def agent_env_block(env_names: tuple[str, ...]) -> str:
 
 
 SETUP_NODE = "actions/setup-node@49933ea5288caeca8642d1e84afbd3f7d6820020 # v4.4.0"
-# Reused when PREFIX already holds the pinned version (see agents/installs.py).
+# Reused when PREFIX already holds the pinned version (see the preset's `install`).
 _INSTALLED_VERSION = {
     "npm": 'node -p "require(process.argv[1]).version" '
            '"$prefix/lib/node_modules/$PACKAGE/package.json" 2>/dev/null',
@@ -147,12 +149,12 @@ def model_entry(args, install) -> str:
         raise UserError(install.refused, field="--agent")
     if args.model is None:
         if install is not None and install.needs_model:
-            raise UserError(f"{install.preset} has no default model: pass --model "
+            raise UserError(f"{args.agent} has no default model: pass --model "
                             "(e.g. anthropic/claude-sonnet-4-5); nothing was written",
                             field="--model")
         return ""
     if install is None:
-        raise UserError(f"--model is for a preset ({', '.join(sorted(installs.INSTALLS))}), "
+        raise UserError(f"--model is for a preset ({', '.join(sorted(presets.PRESETS))}), "
                         f"not {args.agent!r}", field="--model")
     import json
     import re
@@ -211,7 +213,7 @@ def planned_files(root, args) -> dict:
                         args.action):
         raise UserError(f"expected OWNER/REPO@REF, got {args.action!r}", field="--action")
     config_text = _template("ci-eval.yaml").replace("@@AGENT@@", args.agent)
-    install = installs.install_for(args.agent)
+    install = presets.install_for(args.agent)
     config_text += model_entry(args, install)
     import yaml
 
@@ -286,7 +288,7 @@ def harness_step(root, agent) -> str:
 
 
 def agent_secrets(agent, install) -> tuple[str, ...]:
-    """The secrets the run step gets: the preset's (agents/installs.py), then the agent's env."""
+    """The secrets the run step gets: the preset's (its `install`), then the agent's env."""
     return tuple(dict.fromkeys((*(install.secrets if install else ()), *agent.env)))
 
 
@@ -334,7 +336,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {path.relative_to(root)}")
     if existing_tasks and not any(EXAMPLE_TASK in str(p) for p in files):
         print(f"tasks/ already holds {len(existing_tasks)} task(s): no example task added")
-    install = installs.install_for(agent.preset)
+    install = presets.install_for(agent.preset)
     print(next_steps(agent, install, agent_secrets(agent, install), args.action,
                      task_requirements(root) if existing_tasks else [],
                      harness=harness_step(root, agent)))
