@@ -16,10 +16,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from ci_eval.agents.values import check_keys, got, positive_number, whole_number
-from ci_eval.errors import UserError
-
-BUDGET_KEYS = ("max_cost_usd", "max_cost_usd_per_run", "max_runs")
+from ci_eval.agents.values import positive_number, whole_number
 
 
 @dataclass(frozen=True)
@@ -42,12 +39,9 @@ class Budget:
 
 
 def parse_budget(value: Any, path: Path | str) -> Budget:
+    """`budget:` (its keys and types checked by ci-eval.schema.json first) -> Budget."""
     if value is None:
         return Budget()
-    if not isinstance(value, dict):
-        raise UserError(f"expected a mapping ({', '.join(BUDGET_KEYS)}), got {got(value)}",
-                        path=path, field="budget")
-    check_keys(value, BUDGET_KEYS, path, prefix="budget.")
     budget = Budget()
     for key in ("max_cost_usd", "max_cost_usd_per_run"):
         if key in value:

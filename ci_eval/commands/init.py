@@ -212,7 +212,8 @@ def planned_files(root, args) -> dict:
     if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(/[A-Za-z0-9_./-]+)?@[A-Za-z0-9_./-]+",
                         args.action):
         raise UserError(f"expected OWNER/REPO@REF, got {args.action!r}", field="--action")
-    config_text = _template("ci-eval.yaml").replace("@@AGENT@@", args.agent)
+    config_text = _template("ci-eval.yaml").replace("@@AGENT@@", args.agent).replace(
+        "@@SCHEMA_URL@@", config_schema_url(args.action))
     install = presets.install_for(args.agent)
     config_text += model_entry(args, install)
     import yaml
@@ -264,6 +265,14 @@ def harness_block(root, agent) -> str:
             "every run's workspace, and a PR\n# that changes them is judged on them "
             "(docs/harness.md). `harness: []` runs the bare tool.\n"
             f"agents:\n  {agent.name}:\n    preset: {agent.preset}\n    harness:\n{listed}\n")
+
+
+def config_schema_url(action: str) -> str:
+    """ci-eval.schema.json at the action's ref (what the yaml-language-server line points at)."""
+    repo, ref = action.split("@", 1)
+    owner_repo = "/".join(repo.split("/")[:2])
+    return f"https://raw.githubusercontent.com/{owner_repo}/{ref}/ci_eval/tasks/schemas/" \
+        "ci-eval.schema.json"
 
 
 def harness_step(root, agent) -> str:

@@ -25,7 +25,8 @@ from typing import Any
 
 Check = Callable[[Any], bool]
 ANNOTATIONS = frozenset({"$schema", "$id", "$defs", "$comment", "title", "description",
-                         "examples", "default", "x-expected"})
+                         "examples", "default", "x-expected", "x-synonyms",
+                         "x-key-word"})
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
