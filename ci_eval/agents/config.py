@@ -197,10 +197,11 @@ def parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
     timeout = _timeout(spec, path, where)
     env = env_names(spec.get("env"), path, f"{where}.env")
     home = spec.get("home", "run")
-    network = {"network": spec.get("network"), "allow_hosts": tuple(spec.get("allow_hosts", ()))}
-    if "harness" in spec:
-        network["harness"] = parse_harness(spec["harness"], path, f"{where}.harness")
-    if network["network"] == "api-only" and placement == "container":
+    network = spec.get("network")
+    allow_hosts = tuple(spec.get("allow_hosts", ()))
+    harness = parse_harness(spec["harness"], path, f"{where}.harness") if "harness" in spec \
+        else None
+    if network == "api-only" and placement == "container":
         raise UserError("api-only is for an agent in the local sandbox (a container agent has "
                         "its image's network settings)", path=path, field=f"{where}.network")
     if "preset" in spec:
@@ -209,7 +210,8 @@ def parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
                 raise UserError(f"only for a command agent ({why})", path=path,
                                 field=f"{where}.{key}")
         return AgentConfig(
-            name=name, command=None, timeout_seconds=timeout, env=env, home=home, **network,
+            name=name, command=None, timeout_seconds=timeout, env=env, home=home,
+            network=network, allow_hosts=allow_hosts, harness=harness,
             preset=_preset(spec["preset"], path, f"{where}.preset"),
             model=model_name(spec.get("model"), path, f"{where}.model") if "model" in spec else None,
             args=argument_list(spec["args"], path, f"{where}.args") if "args" in spec else (),
@@ -224,7 +226,8 @@ def parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
     usage = spec.get("usage", "file")
     command, shell = command_value(spec["command"], path, f"{where}.command")
     return AgentConfig(name=name, command=command, timeout_seconds=timeout, env=env,
-                       usage=usage, shell=shell, placement=placement, home=home, **network)
+                       usage=usage, shell=shell, placement=placement, home=home,
+                       network=network, allow_hosts=allow_hosts, harness=harness)
 
 
 def _timeout(spec: dict, path: Path | str, where: str) -> float | None:

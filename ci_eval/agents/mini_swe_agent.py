@@ -158,8 +158,9 @@ def _tokens(messages) -> tuple[int | None, int | None, int | None, int | None]:
     for message in messages:
         if not isinstance(message, dict):
             continue
-        extra = message.get("extra") if isinstance(message.get("extra"), dict) else {}
-        response = extra.get("response") if isinstance(extra.get("response"), dict) else {}
+        extra = message.get("extra")
+        response = extra.get("response") if isinstance(extra, dict) else None
+        response = response if isinstance(response, dict) else {}
         usage = response.get("usage")
         if not isinstance(usage, dict) and message.get("object") == "response":
             usage = message.get("usage")

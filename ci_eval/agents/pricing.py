@@ -73,11 +73,12 @@ def priced_cost(report: AgentReport, model: str | None,
     agent's model (or the one the tool reported) for all tokens, when input and output are
     known."""
     by_model = report.model_usage
-    if by_model and all(m.model in pricing and m.input_tokens is not None
-                        and m.output_tokens is not None for m in by_model):
-        cost = sum(pricing[m.model].cost(m.input_tokens, m.output_tokens, m.cached_input_tokens,
-                                         m.cache_write_tokens) for m in by_model)
-        return round(cost, 8)
+    costs = [pricing[m.model].cost(m.input_tokens, m.output_tokens, m.cached_input_tokens,
+                                   m.cache_write_tokens)
+             for m in by_model if m.model in pricing and m.input_tokens is not None
+             and m.output_tokens is not None]
+    if by_model and len(costs) == len(by_model):
+        return round(sum(costs), 8)
     price = pricing.get(model or report.model or "")
     if price is None or report.input_tokens is None or report.output_tokens is None:
         return None

@@ -51,7 +51,7 @@ def add_parser(subparsers) -> None:
 def _template(name: str) -> str:
     from importlib import resources
 
-    return resources.files("ci_eval").joinpath("templates", name).read_text(encoding="utf-8")
+    return resources.files("ci_eval").joinpath(f"templates/{name}").read_text(encoding="utf-8")
 
 
 # What an installer leaves among the template files: pip compiles the template .py files into
@@ -65,7 +65,7 @@ def _template_tree(name: str) -> dict[str, tuple[str, bool]]:
     bytecode an install compiles beside them left out)."""
     from importlib import resources
 
-    base = resources.files("ci_eval").joinpath("templates", name)
+    base = resources.files("ci_eval").joinpath(f"templates/{name}")
     found: dict[str, tuple[str, bool]] = {}
 
     def walk(node, prefix: str) -> None:

@@ -178,8 +178,8 @@ def fetch_history(client: gh_client.Client, repository: str, *, out: Path,
 
         try:
             named = gh_client.call(
-                lambda run=run: [a for a in run.get_artifacts()
-                                 if a.name == artifacts.HISTORY_ARTIFACT],
+                lambda: [a for a in run.get_artifacts()  # called at once, in this iteration
+                         if a.name == artifacts.HISTORY_ARTIFACT],
                 describe=f"list the artifacts of run {run.id}")
         except gh_client.GitHubError as exc:
             raise _refusal(exc, f"list the artifacts of run {run.id}") from None

@@ -23,6 +23,7 @@ test.sh is the verifier (ci_eval/run/docker/harbor.py).
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -159,7 +160,8 @@ def _task(folder: Path, data: dict, today: dt.date) -> ImportedTask:
     timeouts = {name: value for name, value in (
         ("agent", _number(data, "agent", "timeout_sec", toml_path)),
         ("checks", _number(data, "verifier", "timeout_sec", toml_path))) if value is not None}
-    docker = {"dockerfile": "environment/Dockerfile", "workspace": "image", "verifier": "harbor"}
+    docker: dict[str, Any] = {"dockerfile": "environment/Dockerfile", "workspace": "image",
+                              "verifier": "harbor"}
     for key, value in (("build_timeout_seconds", _number(data, "environment", "build_timeout_sec",
                                                           toml_path)),
                        ("cpus", _number(data, "environment", "cpus", toml_path, most=256)),

@@ -170,8 +170,9 @@ def describe(node: Any, root: dict | None = None) -> str | None:
     for key in ("oneOf", "anyOf"):
         if key in node:
             parts = [describe(branch, root) for branch in node[key]]
-            if all(parts):
-                return " or ".join(parts)
+            said = [part for part in parts if part]
+            if len(said) == len(parts):
+                return " or ".join(said)
             return None
     if "const" in node:
         return render(node["const"])

@@ -58,7 +58,7 @@ def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k
     shown_k = k or typical_k(loaded)  # shown in the report; each task has its own
     agent = gate.check_agents(baseline.agent, stream.agent_of(loaded),
                               allow_mismatch=allow_agent_mismatch, results_path=results_dir)
-    notes = (NO_BASELINE_NOTE,) if missing_baseline else ()
+    notes: tuple[str, ...] = (NO_BASELINE_NOTE,) if missing_baseline else ()
     if other is not None:
         notes += (f"The runs in {other.results_dir} are the baseline.", *other.notes)
     elif agent and baseline.agent and agent != baseline.agent:

@@ -27,13 +27,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from fractions import Fraction
+from typing import Any
 
 from ci_eval.errors import UserError
 from ci_eval.results.summary import TaskSummary
 from ci_eval.tasks.model import other_prompts, short_hash
-from ci_eval.verdict.axes import axis_statuses, unknown_axes
+from ci_eval.verdict.axes import AxisVerdict, axis_statuses, unknown_axes
 from ci_eval.verdict.baseline import Baseline, BaselineEntry
-from ci_eval.verdict.model import TaskResult, TaskState, TaskVerdict, Verdict
+from ci_eval.verdict.model import TaskResult, TaskState, TaskStatus, TaskVerdict, Verdict
 from ci_eval.verdict.rules import DEFAULT_REGRESSION_THRESHOLD, DEFAULT_RULES, GateRules
 
 REGRESSION_DROP = DEFAULT_REGRESSION_THRESHOLD  # the shipped default (gate.regression_threshold)
@@ -55,7 +56,7 @@ def is_improvement(baseline_rate: Fraction, current_rate: Fraction,
 
 
 def rate_status(baseline_rate: Fraction, passes: int, runs: int,
-                threshold: Fraction = REGRESSION_DROP) -> str:
+                threshold: Fraction = REGRESSION_DROP) -> TaskStatus:
     """"regressed" | "improved" | "unchanged" for passes/runs (runs >= 1) against a baseline."""
     rate = Fraction(passes, runs)
     if is_regression(baseline_rate, rate, threshold):
@@ -106,12 +107,12 @@ def classify(
 ) -> TaskVerdict:
     """The status of one task. entry: its baseline entry; state: its folder in tasks/ (None when
     there is none); result: its results (None when there are none)."""
-    base = {}
+    base: dict[str, Any] = {}
     if entry is not None:
         base = {"baseline_passes": entry.passes, "baseline_runs": entry.runs,
                 "baseline_tokens": entry.avg_tokens,
                 "baseline_wall_seconds": entry.avg_wall_seconds}
-    current = {}
+    current: dict[str, Any] = {}
     if result is not None:
         s = result.summary
         current = {"passes": s.passes, "runs": s.runs, "errors": s.errors,
@@ -122,8 +123,9 @@ def classify(
     aspirational = bool(state and state.aspirational) or bool(
         entry and not is_gated_entry(entry, rules))
     gated = entry is not None and not aspirational
+    axes: tuple[AxisVerdict, ...] = ()
     if entry is None or result is None:
-        axes = ()
+        pass
     elif _changed_prompt(entry, state, result):
         axes = unknown_axes(rules.axes, "another prompt than the baseline's")
     else:
@@ -136,7 +138,7 @@ def classify(
         recorded = result.summary.runs + result.summary.errors
         notes.append(f"agent exited non-zero in {result.summary.agent_nonzero} of {recorded} runs")
 
-    def verdict(status: str, *extra: str) -> TaskVerdict:
+    def verdict(status: TaskStatus, *extra: str) -> TaskVerdict:
         return TaskVerdict(task=task, status=status, gated=gated,
                            note="; ".join([*notes, *extra]), **base, **current)
 
@@ -202,7 +204,8 @@ def _why_aspirational(state: TaskState | None, entry: BaselineEntry, rules: Gate
 
 def _changed_prompt(entry: BaselineEntry, state: TaskState | None,
                     result: TaskResult | None) -> str:
-    if state is not None and other_prompts([state.prompt_hash], entry.prompt_hash):
+    if state is not None and state.prompt_hash is not None and \
+            other_prompts([state.prompt_hash], entry.prompt_hash):
         return (f"prompt.md changed since the baseline ({short_hash(entry.prompt_hash)} -> "
                 f"{short_hash(state.prompt_hash)}); frozen wording: add a new task instead")
     if result is not None:

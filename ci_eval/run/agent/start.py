@@ -295,7 +295,7 @@ def run_agent(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths, *,
             if shutil.which(command[0], path=env.get("PATH")) is None:
                 raise FileNotFoundError(command[0])
         else:
-            command = resolve_command(agent.command, repo_root, paths, env,
+            command = resolve_command(agent.command or (), repo_root, paths, env,
                                       copy_scripts=not agent.shell, harness=harness)
     except FileNotFoundError as exc:
         return AgentOutcome(AgentKind.INFRA, 0.0, f"agent command not found: {exc.args[0]}",
