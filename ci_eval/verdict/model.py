@@ -7,12 +7,15 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from ci_eval.results import stats
 from ci_eval.results.summary import TaskSummary
 from ci_eval.verdict.axes import AxisVerdict
 from ci_eval.verdict.rules import DEFAULT_RULES, GateRules
+
+if TYPE_CHECKING:  # against.py builds on this module's types
+    from ci_eval.verdict.against import Against
 
 TaskStatus = Literal[
     "regressed",
@@ -134,7 +137,7 @@ class Verdict:
     total_tokens: int | None = None  # of every run compared (None: no run reported any)
     total_cost_usd: float | None = None
     rules: GateRules = DEFAULT_RULES
-    against: object = None  # verdict/against.Against: `compare --against`'s other agent
+    against: Against | None = None  # `compare --against`'s other agent
 
     @property
     def failed(self) -> tuple[TaskVerdict, ...]:
