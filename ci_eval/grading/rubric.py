@@ -4,7 +4,8 @@ Rubric, or UserError naming the file and the field. Pure: the caller reads the f
     rubric = parse_rubric(text, source="tasks/task-021-x/rubric.yaml",
                           metadata_tests=tests_from_metadata(metadata, "…/metadata.json"))
 
-rubric.yaml (`ci-eval schema rubric` is the same contract as a JSON Schema, for editors):
+rubric.yaml (`ci-eval schema rubric` is the same contract as a JSON Schema, for editors;
+tests/test_rubric_contract.py holds its keys and kinds equal to this module's tables):
 
     fail_to_pass: [tests/test_x.py::test_bug]      # optional here: or in metadata.json, not both
     pass_to_pass: [tests/test_x.py::test_other]
