@@ -20,13 +20,16 @@ import difflib
 import re
 import threading
 from collections.abc import Iterable, Iterator, Mapping
-from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from ci_eval.agents import aider, claude_code, codex, gemini, goose, mini_swe_agent
 from ci_eval.agents.installs import Install
 from ci_eval.agents.preset import Preset, one_line
 from ci_eval.errors import UserError
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 ENTRY_POINT_GROUP = "ci_eval.presets"
 BUILTIN: tuple[ModuleType, ...] = (claude_code, codex, gemini, aider, goose, mini_swe_agent)
@@ -82,6 +85,10 @@ class _Registry(Mapping[str, Preset]):
     def _loaded(self) -> dict[str, Preset]:
         with self._lock:
             if self._presets is None:
+                # imported here: importlib.metadata costs about 50 ms to import (its email
+                # parsing), which a command that never looks a preset up should not pay
+                from importlib.metadata import entry_points
+
                 self._presets = load_presets((m.PRESET for m in BUILTIN),
                                              entry_points(group=ENTRY_POINT_GROUP))
             return self._presets
