@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import os
 import tarfile
+from typing import Any
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 # The members are screened already: tarfile's own filter (where it exists) is told so, which
 # also keeps 3.12+ from warning and 3.14+ from applying "data" (it would clear mode bits).
-_SCREENED = {"filter": "fully_trusted"} if hasattr(tarfile, "fully_trusted_filter") else {}
+_SCREENED: dict[str, Any] = {"filter": "fully_trusted"} if hasattr(tarfile, "fully_trusted_filter") else {}
 
 
 def _escapes(name: str) -> bool:

@@ -6,7 +6,9 @@ drift from it:
                               (ci_eval/main.py build_parser);
   docs/reference/formats.md   every file format with a JSON schema (ci_eval/tasks/schemas/,
                               what `ci-eval schema NAME` prints): each field, what it expects,
-                              whether it is required, and its description.
+                              whether it is required, and its description;
+  docs/reference/config.md    every key of ci-eval.yaml, the same way, from
+                              ci-eval.schema.json (`ci-eval schema ci-eval.yaml`).
 
     python scripts/reference_pages.py            # rewrite the pages
     python scripts/reference_pages.py --check    # exit 1 if a committed page is stale
@@ -196,23 +198,58 @@ def _one_row(child: dict, root: dict, path: str, required: bool, depth: int) -> 
     return [row, *_field_rows(child, root, path, depth + 1)]
 
 
+CONFIG_SCHEMA = "ci-eval"  # has a page of its own (config.md)
+CONFIG_HEADER = """# ci-eval.yaml
+
+Every key of the repository's configuration file, generated from its JSON Schema
+(`ci_eval/tasks/schemas/ci-eval.schema.json`) by `python scripts/reference_pages.py`. Editors
+that speak the yaml-language-server protocol (VS Code's YAML extension, JetBrains IDEs, Neovim's
+yamlls) complete and check the file from the first line `ci-eval init` writes:
+
+```yaml
+# yaml-language-server: $schema=https://raw.githubusercontent.com/ci-eval/ci-eval/v1/ci_eval/tasks/schemas/ci-eval.schema.json
+```
+
+(the action's repository and ref, as `init --action` names them). Offline, or pinned to the
+ci-eval you run: `ci-eval schema ci-eval.yaml -o .ci-eval.schema.json` and
+`# yaml-language-server: $schema=./.ci-eval.schema.json`. `ci-eval` checks the file against
+the same schema whenever it reads it: a problem is one line naming the file and the key, an
+unknown key with a did-you-mean, exit 2. `KEY` stands for any key of a map (an agent's name,
+a model's name), `[]` for any item of a list.
+"""
+
+
+def _schema_section(name: str, title: bool = True) -> list[str]:
+    root = schema.load_schema(name)
+    lines = []
+    if title:
+        lines += [f"## {name}", "",
+                  f"`ci-eval schema {name}` — {_escape(root.get('title', ''))}.", ""]
+    if root.get("description"):
+        lines += [" ".join(root["description"].split()), ""]
+    rows = list(dict.fromkeys(_field_rows(root, root, "")))
+    if rows:
+        lines += ["| Field | Expects | Required | Meaning |", "| --- | --- | --- | --- |",
+                  *rows, ""]
+    return lines
+
+
 def render_formats() -> str:
-    lines = [FORMATS_HEADER]
+    lines = [FORMATS_HEADER, "ci-eval.yaml has [a page of its own](config.md).", ""]
     for name in schema.known_schemas():
-        root = schema.load_schema(name)
-        lines += [f"## {name}", "", f"`ci-eval schema {name}` — {_escape(root.get('title', ''))}.",
-                  ""]
-        if root.get("description"):
-            lines += [" ".join(root["description"].split()), ""]
-        rows = list(dict.fromkeys(_field_rows(root, root, "")))
-        if rows:
-            lines += ["| Field | Expects | Required | Meaning |", "| --- | --- | --- | --- |",
-                      *rows, ""]
+        if name != CONFIG_SCHEMA:
+            lines += _schema_section(name)
     return "\n".join(lines).rstrip() + "\n"
 
 
+def render_config() -> str:
+    return "\n".join([CONFIG_HEADER, *_schema_section(CONFIG_SCHEMA, title=False)]).rstrip() \
+        + "\n"
+
+
 def pages() -> dict[Path, str]:
-    return {PAGES / "commands.md": render(), PAGES / "formats.md": render_formats()}
+    return {PAGES / "commands.md": render(), PAGES / "formats.md": render_formats(),
+            PAGES / "config.md": render_config()}
 
 
 def main(argv=None) -> int:

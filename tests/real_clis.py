@@ -23,11 +23,12 @@ import time
 import venv
 from pathlib import Path
 
-from ci_eval.agents.installs import INSTALLS
+from ci_eval.agents.presets import PRESETS
 
 CACHE = Path(os.environ.get("CI_EVAL_TEST_CACHE", Path.home() / ".cache" / "ci-eval-tests"))
-# The pins are ci_eval/agents/installs.py's (what init writes into a team's workflows): the
-# tests verify the versions teams are given. program: package spec
+# The pins are the presets' own (their `install`, what init writes into a team's workflows):
+# the tests verify the versions teams are given. program: package spec
+INSTALLS = {name: preset.install for name, preset in PRESETS.items()}
 NPM_PACKAGES = {i.program: i.spec for i in INSTALLS.values() if i.kind == "npm"}
 # program: (pip requirement, venv folder under CACHE)
 PIP_VENVS = {"aider": "venv-aider", "mini-swe-agent": "venv-mini"}

@@ -33,7 +33,9 @@ import real_clis
 from act_helpers import REPOSITORY, commit_repo, job_results, pr_event, run_act
 from test_act_report import user_repo
 
-from ci_eval.agents.installs import INSTALLS
+from ci_eval.agents.presets import PRESETS
+
+INSTALLS = {name: preset.install for name, preset in PRESETS.items()}
 
 api = act_helpers.api  # the loopback GitHub fixture, shared by the act tests
 

@@ -22,9 +22,11 @@ from act_helpers import (
     run_act,
 )
 
-from ci_eval.agents.installs import INSTALLS
+from ci_eval.agents.presets import PRESETS
 from ci_eval.scaffold import ACTION_REF
 from ci_eval.render.compare import COMMENT_MARKER
+
+INSTALLS = {name: preset.install for name, preset in PRESETS.items()}
 
 api = act_helpers.api  # the loopback GitHub fixture, shared by the act tests
 

@@ -98,7 +98,7 @@ def test_inline_agent_errors():
         ),
         (
             {"agents": {"a": None}},
-            "ci-eval.yaml: agents.a: expected a mapping with a 'command', got nothing",
+            "ci-eval.yaml: agents.a: expected a mapping with a 'command', got null",
         ),
         ({"agents": {"a": {}}}, "ci-eval.yaml: agents.a.command: required key is missing"),
         (
@@ -107,7 +107,7 @@ def test_inline_agent_errors():
         ),
         (
             {"agents": {"a": {"command": ["x", None]}}},
-            "agents.a.command[1]: expected a string, got nothing",
+            "agents.a.command[1]: expected a string, got null",
         ),
         (
             {"agents": {"a": {"command": ["", "y"]}}},
@@ -123,11 +123,15 @@ def test_inline_agent_errors():
         ),
         (
             {"agents": {"a": {"command": "x", "timeout_seconds": float("inf")}}},
-            "agents.a.timeout_seconds: expected a positive number",
+            "agents.a.timeout_seconds: expected at most 86400 seconds (24 h), got Infinity",
+        ),
+        (
+            {"agents": {"a": {"command": "x", "timeout_seconds": float("nan")}}},
+            "agents.a.timeout_seconds: expected a positive number, got NaN",
         ),
         (
             {"agents": {"a": {"command": "x", "timeout_seconds": None}}},
-            "agents.a.timeout_seconds: expected a positive number, got nothing",
+            "agents.a.timeout_seconds: expected a positive number, got null",
         ),
         (
             {"agents": {"a": {"command": "x", "env": ["OK", "no-dash"]}}},

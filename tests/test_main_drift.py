@@ -169,10 +169,10 @@ def test_a_push_below_the_baseline_records_drift(repo_root, make_task, on_main, 
 
 @pytest.mark.parametrize("value", [0, -1, 21, 2.5, True, "3", None])
 def test_drift_refresh_after_is_validated(value):
-    from ci_eval.agents.gate_config import parse_gate
+    from ci_eval.agents.config_file import parse_config
 
     with pytest.raises(UserError) as caught:
-        parse_gate({"drift_refresh_after": value}, "ci-eval.yaml")
+        parse_config({"gate": {"drift_refresh_after": value}}, "ci-eval.yaml")
     assert str(caught.value).startswith("ci-eval.yaml: gate.drift_refresh_after: expected a "
                                         "whole number of runs from 1 to 20, got ")
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 
+from ci_eval.agents.installs import Install
 from ci_eval.agents.preset import (
     LITELLM_OFFLINE,
     PROVIDER_KEYS,
@@ -55,6 +56,11 @@ REFLECTIONS = re.compile(r"^Only \d+ reflections allowed, stopping\.")
 class Aider(Preset):
     name = "aider"
     program = "aider"
+    install = Install(
+        "pip", "aider-chat", "0.86.2", "aider", ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"),
+        model_note="aider picks its model from the key it finds; name one with "
+        "`model:` in an agents: entry of ci-eval.yaml (preset: aider)")
+    api_hosts = ("api.anthropic.com", "api.openai.com")
     harness_files = (".aider.conf.yml", ".aiderignore")
     key_env = PROVIDER_KEYS + ("OLLAMA_API_BASE",)
     pass_env = ("OPENAI_API_BASE", "ANTHROPIC_API_BASE", "AZURE_API_BASE", "AZURE_API_VERSION",

@@ -16,10 +16,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from ci_eval.agents.values import check_keys, got, positive_number, whole_number
-from ci_eval.errors import UserError
-
-BUDGET_KEYS = ("max_cost_usd", "max_cost_usd_per_run", "max_runs")
+from ci_eval.agents.values import positive_number, whole_number
 
 
 @dataclass(frozen=True)
@@ -34,7 +31,8 @@ class Budget:
         unknown = set(values) - known
         if unknown:
             raise TypeError(f"unknown budget limit(s): {', '.join(sorted(unknown))}")
-        return replace(self, **{k: v for k, v in values.items() if v is not None})
+        changes: dict[str, Any] = {k: v for k, v in values.items() if v is not None}
+        return replace(self, **changes)
 
     @property
     def unlimited(self) -> bool:
@@ -42,16 +40,16 @@ class Budget:
 
 
 def parse_budget(value: Any, path: Path | str) -> Budget:
+    """`budget:` (its keys and types checked by ci-eval.schema.json first) -> Budget."""
     if value is None:
         return Budget()
-    if not isinstance(value, dict):
-        raise UserError(f"expected a mapping ({', '.join(BUDGET_KEYS)}), got {got(value)}",
-                        path=path, field="budget")
-    check_keys(value, BUDGET_KEYS, path, prefix="budget.")
     budget = Budget()
-    for key in ("max_cost_usd", "max_cost_usd_per_run"):
-        if key in value:
-            budget = replace(budget, **{key: positive_number(value[key], path, f"budget.{key}")})
+    if "max_cost_usd" in value:
+        budget = replace(budget, max_cost_usd=positive_number(
+            value["max_cost_usd"], path, "budget.max_cost_usd"))
+    if "max_cost_usd_per_run" in value:
+        budget = replace(budget, max_cost_usd_per_run=positive_number(
+            value["max_cost_usd_per_run"], path, "budget.max_cost_usd_per_run"))
     if "max_runs" in value:
         budget = replace(budget, max_runs=whole_number(value["max_runs"], path, "budget.max_runs"))
     return budget

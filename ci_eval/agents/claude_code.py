@@ -22,6 +22,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any
 
+from ci_eval.agents.installs import Install
 from ci_eval.agents.preset import (
     PROXY_ENV,
     AgentReport,
@@ -45,6 +46,12 @@ AGENT_LIMIT_SUBTYPES = ("error_max_turns", "error_max_budget_usd",
 class ClaudeCode(Preset):
     name = "claude-code"
     program = "claude"
+    install = Install(
+        "npm", "@anthropic-ai/claude-code", "2.1.332", "claude", ("ANTHROPIC_API_KEY",),
+        login="a Claude subscription instead of an API key: run `claude setup-token` and "
+        "store its token as the secret CLAUDE_CODE_OAUTH_TOKEN (add it to the env: of the "
+        "run step); the ~/.claude login file of `claude login` does not exist on a runner")
+    api_hosts = ("api.anthropic.com",)
     harness_files = ("CLAUDE.md", ".claude", ".mcp.json")
     key_env = ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN",
                "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX")

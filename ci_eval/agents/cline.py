@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import re
 
+from ci_eval.agents.installs import Install
 from ci_eval.agents.preset import (
     PROXY_ENV,
     AgentReport,
@@ -74,6 +75,12 @@ def provider_and_model(model: str | None) -> tuple[str, str | None]:
 class Cline(Preset):
     name = "cline"
     program = "cline"
+    install = Install(
+        "npm", "cline", "3.0.65", "cline", ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"),
+        model_note="Cline uses Anthropic at its default model unless told otherwise: set "
+        "`model:` in an agents: entry of ci-eval.yaml (preset: cline), e.g. "
+        "anthropic/claude-sonnet-4-5 or openai/gpt-5 (with OPENAI_API_KEY)")
+    api_hosts = ("api.anthropic.com", "api.openai.com", "openrouter.ai")
     harness_files = ("AGENTS.md", ".clinerules", ".cline")
     key_env = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY")
     pass_env = PROXY_ENV
@@ -178,8 +185,8 @@ def _error_message(event: dict) -> str | None:
 
 
 def _infra(event: dict, message: str, retries: list) -> InfraError | None:
-    kind = ERROR_CLASSES.get(event.get("errorClass")) if isinstance(event.get("errorClass"), str) \
-        else None
+    error_class = event.get("errorClass")
+    kind = ERROR_CLASSES.get(error_class) if isinstance(error_class, str) else None
     if kind:
         return classify_as(kind, message) or make_infra(kind, f"cline ({kind}): {message}")
     found = classify(message)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 
+from ci_eval.agents.installs import Install
 from ci_eval.agents.preset import PROXY_ENV, AgentReport, Preset, add, count, one_line, total
 from ci_eval.agents.reading import classify_first, compact, json_lines
 
@@ -31,6 +32,12 @@ RECONNECTING = re.compile(r"^\s*Reconnecting\.\.\.\s*\d+/\d+")
 class Codex(Preset):
     name = "codex"
     program = "codex"
+    install = Install(
+        "npm", "@openai/codex", "0.171.0", "codex", ("OPENAI_API_KEY",),
+        login="a ChatGPT login instead of an API key: `codex login` writes "
+        "~/.codex/auth.json, which a hosted runner does not have; on a self-hosted runner "
+        "log in once as the runner's user (or set CODEX_HOME to a folder that holds it)")
+    api_hosts = ("api.openai.com", "chatgpt.com")
     harness_files = ("AGENTS.md", "AGENTS.override.md", ".codex")
     key_env = ("OPENAI_API_KEY", "CODEX_API_KEY")
     login_file = (".codex", "auth.json")

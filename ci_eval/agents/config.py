@@ -21,8 +21,10 @@ is never compared with another; `args` do not change the identity.
 
 An entry's keys: {command | preset}, model, args, base_url, timeout_seconds, env, usage,
 placement, home, network, allow_hosts, harness (the repo files that make up the agent:
-agents/harness.py). Unknown keys, a built-in's name, and `command` with
-`preset` are errors, each one line naming the file and the field path.
+agents/harness.py). Their types and values are ci-eval.schema.json's (#/$defs/agent), checked
+before parse_agent sees the entry; here are the rules between keys: a built-in's name, `command`
+with `preset`, neither, a preset's keys on a command and back, each one line naming the file
+and the field path.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ci_eval.agents.harness import HarnessEntry, parse_harness
 from ci_eval.agents.presets import PRESETS, did_you_mean
@@ -40,7 +42,6 @@ from ci_eval.agents.shell import first_program
 from ci_eval.agents.values import (
     argument_list,
     base_url,
-    check_keys,
     command_value,
     env_names,
     got,
@@ -54,12 +55,11 @@ from ci_eval.tasks.model import MAX_TIMEOUT_SECONDS
 BUILTIN_AGENTS = ("reference", "noop")
 # Always passed to agents and checks; everything else must be allow-listed by name.
 BASE_ENV_ALLOWLIST = ("PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "SHELL")
-PLACEMENTS = ("host", "container")
-AGENT_KEYS = ("command", "preset", "model", "args", "base_url", "timeout_seconds", "env",
-              "usage", "placement", "home", "network", "allow_hosts", "harness")
-USAGE_MODES = ("file", "none")
-HOME_MODES = ("run", "host")  # a HOME of its own per run (the default), or the host's
-NETWORK_MODES = ("host", "api-only")  # run/agent/api_proxy.py; default: api-only on pinned tasks
+# The values of ci-eval.schema.json's enums (tests/test_config_schema.py holds them equal).
+Placement = Literal["host", "container"]  # docker runner: the local sandbox, or the task's image
+HomeMode = Literal["run", "host"]  # a HOME of its own per run (the default), or the host's
+NetworkMode = Literal["host", "api-only"]  # run/agent/api_proxy.py
+UsageMode = Literal["file", "none"]
 AGENT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -70,15 +70,15 @@ class AgentConfig:
     timeout_seconds: float | None = None  # None: the task's own agent timeout
     env: tuple[str, ...] = ()  # extra variable names the agent may see (e.g. secrets)
     builtin: str | None = None  # "reference" | "noop"
-    usage: str = "file"  # "file": read CI_EVAL_USAGE_FILE if the agent wrote it; "none": don't
+    usage: UsageMode = "file"  # "file": read CI_EVAL_USAGE_FILE if the agent wrote it; "none": don't
     preset: str | None = None  # a name in PRESETS
     model: str | None = None  # presets: passed to the tool
     args: tuple[str, ...] = ()  # presets: extra arguments for the tool
     base_url: str | None = None  # presets: a gateway / proxy for the model API (its URL)
     shell: bool = False  # command is ("bash", "-c", script): a command string
-    placement: str = "host"  # docker runner: "host" (local sandbox) or "container" (the image)
-    home: str = "run"  # one of HOME_MODES
-    network: str | None = None  # one of NETWORK_MODES; None: api-only for pinned-commit tasks
+    placement: Placement = "host"  # docker runner: "host" (local sandbox) or "container" (the image)
+    home: HomeMode = "run"
+    network: NetworkMode | None = None  # None: api-only for pinned-commit tasks
     allow_hosts: tuple[str, ...] = ()  # api-only: hosts (host or host:port) besides the API's
     harness: tuple[HarnessEntry, ...] | None = None  # None: the preset's defaults (or none)
 
@@ -182,11 +182,7 @@ def parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
         raise UserError(
             f"expected a mapping with a 'command', got {got(spec)}", path=path, field=where
         )
-    check_keys(spec, AGENT_KEYS, path, prefix=f"{where}.")
     placement = spec.get("placement", "host")
-    if placement not in PLACEMENTS:
-        raise UserError(f"expected one of {', '.join(PLACEMENTS)}, got {got(placement)}",
-                        path=path, field=f"{where}.placement")
     if placement == "container" and "preset" in spec:
         raise UserError("container placement runs an agent `command` in the task's image "
                         "(a preset's CLI runs on the host)", path=path, field=f"{where}.placement")
@@ -200,11 +196,12 @@ def parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
         )
     timeout = _timeout(spec, path, where)
     env = env_names(spec.get("env"), path, f"{where}.env")
-    home = home_mode(spec, path, where)
-    network = _network(spec, path, where)
-    if "harness" in spec:
-        network["harness"] = parse_harness(spec["harness"], path, f"{where}.harness")
-    if network["network"] == "api-only" and placement == "container":
+    home = spec.get("home", "run")
+    network = spec.get("network")
+    allow_hosts = tuple(spec.get("allow_hosts", ()))
+    harness = parse_harness(spec["harness"], path, f"{where}.harness") if "harness" in spec \
+        else None
+    if network == "api-only" and placement == "container":
         raise UserError("api-only is for an agent in the local sandbox (a container agent has "
                         "its image's network settings)", path=path, field=f"{where}.network")
     if "preset" in spec:
@@ -213,7 +210,8 @@ def parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
                 raise UserError(f"only for a command agent ({why})", path=path,
                                 field=f"{where}.{key}")
         return AgentConfig(
-            name=name, command=None, timeout_seconds=timeout, env=env, home=home, **network,
+            name=name, command=None, timeout_seconds=timeout, env=env, home=home,
+            network=network, allow_hosts=allow_hosts, harness=harness,
             preset=_preset(spec["preset"], path, f"{where}.preset"),
             model=model_name(spec.get("model"), path, f"{where}.model") if "model" in spec else None,
             args=argument_list(spec["args"], path, f"{where}.args") if "args" in spec else (),
@@ -226,38 +224,10 @@ def parse_agent(name: Any, spec: Any, path: Path | str) -> AgentConfig:
                 "only for a preset agent (a command chooses its own model, arguments and "
                 "gateway; let a variable through with env:)", path=path, field=f"{where}.{key}")
     usage = spec.get("usage", "file")
-    if usage not in USAGE_MODES:
-        raise UserError(
-            f"expected one of {', '.join(USAGE_MODES)}, got {got(usage)}",
-            path=path,
-            field=f"{where}.usage",
-        )
     command, shell = command_value(spec["command"], path, f"{where}.command")
     return AgentConfig(name=name, command=command, timeout_seconds=timeout, env=env,
-                       usage=usage, shell=shell, placement=placement, home=home, **network)
-
-
-def home_mode(spec: dict, path: Path | str, where: str) -> str:
-    """`home:` of an agent entry or of the checks section (`where`)."""
-    home = spec.get("home", "run")
-    if home not in HOME_MODES:
-        raise UserError(f"expected one of {', '.join(HOME_MODES)}, got {got(home)}", path=path,
-                        field=f"{where}.home")
-    return home
-
-
-
-def _network(spec: dict, path: Path | str, where: str) -> dict:
-    network = spec.get("network")
-    if network is not None and network not in NETWORK_MODES:
-        raise UserError(f"expected one of {', '.join(NETWORK_MODES)}, got {got(network)}",
-                        path=path, field=f"{where}.network")
-    hosts = spec.get("allow_hosts", [])
-    if not isinstance(hosts, list) or not all(
-            isinstance(h, str) and re.fullmatch(r"[A-Za-z0-9.-]+(:[0-9]{1,5})?", h) for h in hosts):
-        raise UserError(f"expected a list of host names (host or host:port), got {got(hosts)}",
-                        path=path, field=f"{where}.allow_hosts")
-    return {"network": network, "allow_hosts": tuple(hosts)}
+                       usage=usage, shell=shell, placement=placement, home=home,
+                       network=network, allow_hosts=allow_hosts, harness=harness)
 
 
 def _timeout(spec: dict, path: Path | str, where: str) -> float | None:

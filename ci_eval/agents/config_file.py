@@ -40,24 +40,29 @@ Format (every key optional; a missing file means no named agents):
       min_baseline_rate: 0.60
       cost: {max_increase: 0.5, fail: false}      # also tokens:, wall:
 
-Rules: unknown keys are errors at every level (they are typos more often than not); duplicate keys
-are errors; an agent may not be named after a built-in (reference, noop); `command` and `preset`
-exclude each other. Every error is one line naming the file and the field path, e.g.
-`ci-eval.yaml: agents.claude.timeout_seconds: expected a positive number, got "ten"`.
+The contract of every key (types, allowed values, unknown keys: typos more often than not) is
+the JSON Schema ci_eval/tasks/schemas/ci-eval.schema.json (`ci-eval schema ci-eval.yaml`, the
+reference page docs/reference/config.md); parse_config checks it first and the code keeps only
+what a schema cannot say (agents/config.py: `command` or `preset`, the preset exists, which keys
+go with which; default_agent names a known agent; values converted: exact rates, a command
+split like a shell's). Duplicate keys are errors (strict_yaml). Every error is one line naming
+the file and the field path, e.g.
+`ci-eval.yaml: agents.claude.timeout_seconds: expected a positive number of seconds, at most
+86400 (24 h), got "ten"`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ci_eval.agents.budget import Budget, parse_budget
 from ci_eval.agents.config import (
     BUILTIN_AGENTS,
     AgentConfig,
+    HomeMode,
     builtin_agent,
-    home_mode,
     inline_agent,
     parse_agent,
     preset_agent,
@@ -66,18 +71,17 @@ from ci_eval.agents.config import (
 from ci_eval.agents.gate_config import parse_gate
 from ci_eval.agents.presets import PRESETS
 from ci_eval.agents.pricing import ModelPrice, parse_pricing
-from ci_eval.agents.values import check_keys, env_names, got
+from ci_eval.agents.values import env_names, got
 from ci_eval.errors import UserError
 from ci_eval.strict_yaml import read_yaml
+from ci_eval.tasks.schema import schema_problems
 from ci_eval.verdict.rules import DEFAULT_RULES, GateRules
 
 CONFIG_FILE = "ci-eval.yaml"
 CONFIG_NAMES = (CONFIG_FILE, "ci-eval.yml", ".ci-eval.yaml", ".ci-eval.yml")  # found, never ignored
-TOP_LEVEL_KEYS = ("agents", "default_agent", "checks", "budget", "pricing", "failure_logs",
-                  "runner", "gate")
-RUNNER_NAMES = ("local", "docker")
+RunnerName = Literal["local", "docker"]  # as the schema's runner (tests/test_config_schema.py)
+CONFIG_SCHEMA = "ci-eval"  # ci_eval/tasks/schemas/ci-eval.schema.json
 DEFAULT_FAILURE_LOGS = ".ci-eval/failure-logs"
-CHECKS_KEYS = ("env", "home")
 
 
 @dataclass(frozen=True)
@@ -85,11 +89,11 @@ class Config:
     agents: dict[str, AgentConfig] = field(default_factory=dict)
     default_agent: str | None = None
     checks_env: tuple[str, ...] = ()
-    checks_home: str = "run"  # one of HOME_MODES
+    checks_home: HomeMode = "run"
     budget: Budget = field(default_factory=Budget)
     pricing: dict[str, ModelPrice] = field(default_factory=dict)
     failure_logs: str = DEFAULT_FAILURE_LOGS  # relative to the repo root (or absolute)
-    runner: str | None = None  # the default runner (None: local)
+    runner: RunnerName | None = None  # the default runner (None: local)
     gate: GateRules = DEFAULT_RULES
 
 
@@ -118,45 +122,21 @@ def parse_config(data: Any, path: Path | str = CONFIG_FILE) -> Config:
         return Config()
     if not isinstance(data, dict):
         raise UserError(f"expected a mapping at the top level, got {got(data)}", path=path)
-    check_keys(data, TOP_LEVEL_KEYS, path, prefix="")
+    problems = schema_problems(data, CONFIG_SCHEMA)
+    if problems:
+        raise UserError(problems[0].message, path=path, field=problems[0].dotted)
 
-    agents: dict[str, AgentConfig] = {}
-    raw_agents = data.get("agents")
-    if raw_agents is not None and not isinstance(raw_agents, dict):
-        raise UserError(
-            f"expected a mapping of agent names to settings, got {got(raw_agents)}",
-            path=path,
-            field="agents",
-        )
-    for name, spec in (raw_agents or {}).items():
-        agents[name] = parse_agent(name, spec, path)
-
+    agents = {name: parse_agent(name, spec, path)
+              for name, spec in (data.get("agents") or {}).items()}
     default = data.get("default_agent")
-    if default is not None:
-        if not isinstance(default, str) or not default:
-            raise UserError(
-                f"expected an agent name, got {got(default)}", path=path, field="default_agent"
-            )
-        if default not in agents and default not in BUILTIN_AGENTS and default not in PRESETS:
-            raise UserError(unknown_agent(default, agents), path=path, field="default_agent")
-
-    checks_env: tuple[str, ...] = ()
-    checks_home = "run"
-    checks = data.get("checks")
-    if checks is not None:
-        if not isinstance(checks, dict):
-            raise UserError(f"expected a mapping, got {got(checks)}", path=path, field="checks")
-        check_keys(checks, CHECKS_KEYS, path, prefix="checks.")
-        checks_env = env_names(checks.get("env"), path, "checks.env")
-        checks_home = home_mode(checks, path, "checks")
+    if default is not None and default not in agents and default not in BUILTIN_AGENTS \
+            and default not in PRESETS:
+        raise UserError(unknown_agent(default, agents), path=path, field="default_agent")
+    checks = data.get("checks") or {}
+    checks_env = env_names(checks.get("env"), path, "checks.env")
+    checks_home = checks.get("home", "run")
     failure_logs = data.get("failure_logs", DEFAULT_FAILURE_LOGS)
-    if not isinstance(failure_logs, str) or not failure_logs.strip():
-        raise UserError(f"expected a folder path, got {got(failure_logs)}", path=path,
-                        field="failure_logs")
     runner = data.get("runner")
-    if runner is not None and runner not in RUNNER_NAMES:
-        raise UserError(f"expected one of {', '.join(RUNNER_NAMES)}, got {got(runner)}",
-                        path=path, field="runner")
     return Config(agents=agents, default_agent=default, checks_env=checks_env,
                   checks_home=checks_home,
                   budget=parse_budget(data.get("budget"), path),

@@ -28,6 +28,7 @@ import os
 import uuid
 from types import MappingProxyType
 
+from ci_eval.agents.installs import Install
 from ci_eval.agents.preset import (
     PROXY_ENV,
     AgentReport,
@@ -55,6 +56,16 @@ def session_id(run_dir: str) -> str:
 class Copilot(Preset):
     name = "copilot"
     program = "copilot"
+    install = Install(
+        "npm", "@github/copilot", "1.0.102", "copilot",
+        ("COPILOT_GITHUB_TOKEN", "COPILOT_PROVIDER_API_KEY"),
+        login="a fine-grained personal access token with the \"Copilot Requests\" permission, "
+        "stored as the secret COPILOT_GITHUB_TOKEN (the workflow's own GITHUB_TOKEN cannot use "
+        "Copilot); or your own model provider: COPILOT_PROVIDER_API_KEY with `base_url:` in "
+        "ci-eval.yaml")
+    api_hosts = ("api.githubcopilot.com", "api.individual.githubcopilot.com",
+                 "api.business.githubcopilot.com", "api.enterprise.githubcopilot.com",
+                 "api.github.com")
     harness_files = ("AGENTS.md", ".github/copilot-instructions.md", ".github/instructions",
                      "CLAUDE.md", "GEMINI.md")
     key_env = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "COPILOT_PROVIDER_API_KEY",
@@ -139,10 +150,10 @@ def _call(event: dict) -> tuple | None:
 
 
 def _infra(error: dict, message: str) -> InfraError | None:
-    kind = ERROR_TYPES.get(error.get("errorType")) if isinstance(error.get("errorType"), str) \
-        else None
+    error_type = error.get("errorType")
+    kind = ERROR_TYPES.get(error_type) if isinstance(error_type, str) else None
     status = count(error.get("statusCode"))
-    kind = kind or STATUS_KINDS.get(status) or ("overloaded" if status and status >= 500 else None)
+    kind = kind or (STATUS_KINDS.get(status) if status is not None else None) or ("overloaded" if status and status >= 500 else None)
     if kind:
         label = f"HTTP {status}" if status is not None else "copilot"
         return make_infra(kind, f"{kind} ({label}): {message}")

@@ -1,5 +1,9 @@
 """ci-eval.yaml's `gate:` section -> verdict.rules.GateRules (the format is documented there).
-Every problem is one UserError naming the file and the field path."""
+Its keys, types and ranges are ci-eval.schema.json's (`gate`), checked before parse_gate sees
+the section; here the values become exact fractions and the rules (a finite number: no NaN).
+A new gate key: add it to the schema's gate.properties (with its description: the reference page
+is generated from it) and read it in parse_gate. Every problem is one UserError naming the file
+and the field path."""
 
 from __future__ import annotations
 
@@ -8,20 +12,14 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from ci_eval.agents.values import check_keys, got, is_number
+from ci_eval.agents.values import got, is_number
 from ci_eval.errors import UserError
 from ci_eval.verdict.rules import (
     AXES,
     DEFAULT_RULES,
-    DRIFT_POLICIES,
-    MAX_DRIFT_REFRESH_AFTER,
     AxisRule,
     GateRules,
 )
-
-GATE_KEYS = ("regression_threshold", "min_baseline_rate", *AXES, "drift",
-             "drift_refresh_after")
-AXIS_KEYS = ("max_increase", "fail")
 
 
 def exact(value: float | int) -> Fraction:
@@ -38,10 +36,6 @@ def _rate(value: Any, path: Path | str, where: str, *, below_one: bool) -> Fract
 
 
 def _axis(value: Any, path: Path | str, where: str) -> AxisRule:
-    if not isinstance(value, dict):
-        raise UserError(f"expected a mapping ({', '.join(AXIS_KEYS)}), got {got(value)}",
-                        path=path, field=where)
-    check_keys(value, AXIS_KEYS, path, prefix=f"{where}.")
     rule = AxisRule()
     if "max_increase" in value:
         increase = value["max_increase"]
@@ -50,9 +44,6 @@ def _axis(value: Any, path: Path | str, where: str) -> AxisRule:
                             f"{got(increase)}", path=path, field=f"{where}.max_increase")
         rule = replace(rule, max_increase=exact(increase))
     if "fail" in value:
-        if not isinstance(value["fail"], bool):
-            raise UserError(f"expected true or false, got {got(value['fail'])}", path=path,
-                            field=f"{where}.fail")
         rule = replace(rule, fail=value["fail"])
     return rule
 
@@ -60,10 +51,6 @@ def _axis(value: Any, path: Path | str, where: str) -> AxisRule:
 def parse_gate(value: Any, path: Path | str) -> GateRules:
     if value is None:
         return DEFAULT_RULES
-    if not isinstance(value, dict):
-        raise UserError(f"expected a mapping ({', '.join(GATE_KEYS)}), got {got(value)}",
-                        path=path, field="gate")
-    check_keys(value, GATE_KEYS, path, prefix="gate.")
     rules = DEFAULT_RULES
     if "regression_threshold" in value:
         rules = replace(rules, regression_threshold=_rate(
@@ -72,18 +59,9 @@ def parse_gate(value: Any, path: Path | str) -> GateRules:
         rules = replace(rules, min_baseline_rate=_rate(
             value["min_baseline_rate"], path, "gate.min_baseline_rate", below_one=False))
     if "drift" in value:
-        if value["drift"] not in DRIFT_POLICIES:
-            raise UserError(f"expected {' or '.join(DRIFT_POLICIES)}, got {got(value['drift'])}",
-                            path=path, field="gate.drift")
         rules = replace(rules, drift=value["drift"])
     if "drift_refresh_after" in value:
-        after = value["drift_refresh_after"]
-        if (not isinstance(after, int) or isinstance(after, bool)
-                or not 1 <= after <= MAX_DRIFT_REFRESH_AFTER):
-            raise UserError(f"expected a whole number of runs from 1 to "
-                            f"{MAX_DRIFT_REFRESH_AFTER}, got {got(after)}", path=path,
-                            field="gate.drift_refresh_after")
-        rules = replace(rules, drift_refresh_after=after)
+        rules = replace(rules, drift_refresh_after=value["drift_refresh_after"])
     axes = dict(rules.axes)
     for axis in AXES:
         if axis in value:

@@ -24,6 +24,7 @@ import json
 import re
 from types import MappingProxyType
 
+from ci_eval.agents.installs import Install
 from ci_eval.agents.preset import (
     PROXY_ENV,
     AgentReport,
@@ -52,6 +53,11 @@ EXIT_MEANINGS = {0: "success", 1: "error", 41: "auth_error", 42: "input_error",
 class Gemini(Preset):
     name = "gemini"
     program = "gemini"
+    install = Install(
+        "npm", "@google/gemini-cli", "0.61.0", "gemini", ("GEMINI_API_KEY",),
+        login="a Google login instead of an API key: ~/.gemini/oauth_creds.json, on a "
+        "self-hosted runner only (log in once as the runner's user)")
+    api_hosts = ("generativelanguage.googleapis.com", "oauth2.googleapis.com")
     harness_files = ("GEMINI.md", ".gemini", ".geminiignore")
     key_env = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI",
                "GOOGLE_APPLICATION_CREDENTIALS")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+from ci_eval.agents.installs import Install
 from ci_eval.agents.preset import (
     PROVIDER_KEYS,
     PROXY_ENV,
@@ -34,6 +35,16 @@ MAX_TURNS_TEXT = "reached the maximum number of actions"
 class Goose(Preset):
     name = "goose"
     program = "goose"
+    install = Install(
+        None, program="goose", secrets=("ANTHROPIC_API_KEY",),
+        model_note="goose has no npm or PyPI package: add a step before the run step that "
+        "installs the `goose` binary, and set GOOSE_PROVIDER / GOOSE_MODEL",
+        needs_model=True,
+        refused="goose has no npm or PyPI package a workflow could install at a pinned "
+        "version: init would write a workflow that cannot run. Set it up by hand: an "
+        "agents: entry in ci-eval.yaml (preset: goose, model: PROVIDER/MODEL) and a step in "
+        "eval.yml that installs the goose binary (docs/agents.md)")
+    api_hosts = ("api.anthropic.com", "api.openai.com")
     harness_files = (".goosehints",)
     key_env = PROVIDER_KEYS + ("DATABRICKS_TOKEN", "OLLAMA_HOST")
     model_env = ("GOOSE_MODEL",)

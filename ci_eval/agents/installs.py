@@ -1,6 +1,7 @@
-"""How each preset's CLI gets onto a CI runner, and which secrets it is given there (what
-`ci-eval init` writes into the workflows). Data only: the versions are the ones verified against
-the real tools (docs/agents.md); move them together with that verification.
+"""How a preset's CLI gets onto a CI runner, and which secrets it is given there (what
+`ci-eval init` writes into the workflows): the shape of a preset's `install` (each preset module
+holds its own, agents/claude_code.py etc.). The versions are the ones verified against the real
+tools (docs/agents.md); move them together with that verification.
 
 - npm presets are installed with actions/setup-node and `npm install --global --prefix PREFIX`,
   pip presets into a virtualenv of their own under PREFIX (never into ci-eval's Python: their
@@ -20,7 +21,6 @@ NODE_VERSION = "22"
 
 @dataclass(frozen=True)
 class Install:
-    preset: str
     kind: str | None  # "npm", "pip", or None: no registry package (install it yourself)
     package: str = ""
     version: str = ""
@@ -37,63 +37,6 @@ class Install:
             f"{self.package}=={self.version}"
 
 
-INSTALLS: dict[str, Install] = {i.preset: i for i in (
-    Install("claude-code", "npm", "@anthropic-ai/claude-code", "2.1.332", "claude",
-            ("ANTHROPIC_API_KEY",),
-            login="a Claude subscription instead of an API key: run `claude setup-token` and "
-            "store its token as the secret CLAUDE_CODE_OAUTH_TOKEN (add it to the env: of the "
-            "run step); the ~/.claude login file of `claude login` does not exist on a runner"),
-    Install("codex", "npm", "@openai/codex", "0.171.0", "codex", ("OPENAI_API_KEY",),
-            login="a ChatGPT login instead of an API key: `codex login` writes "
-            "~/.codex/auth.json, which a hosted runner does not have; on a self-hosted runner "
-            "log in once as the runner's user (or set CODEX_HOME to a folder that holds it)"),
-    Install("gemini", "npm", "@google/gemini-cli", "0.61.0", "gemini", ("GEMINI_API_KEY",),
-            login="a Google login instead of an API key: ~/.gemini/oauth_creds.json, on a "
-            "self-hosted runner only (log in once as the runner's user)"),
-    Install("aider", "pip", "aider-chat", "0.86.2", "aider",
-            ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"),
-            model_note="aider picks its model from the key it finds; name one with "
-            "`model:` in an agents: entry of ci-eval.yaml (preset: aider)"),
-    Install("mini-swe-agent", "pip", "mini-swe-agent", "2.4.6", "mini-swe-agent",
-            ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"),
-            model_note="mini-swe-agent needs a model: set `model:` in an agents: entry of "
-            "ci-eval.yaml (preset: mini-swe-agent), e.g. anthropic/claude-sonnet-4-5",
-            needs_model=True),
-    Install("goose", None, program="goose", secrets=("ANTHROPIC_API_KEY",),
-            model_note="goose has no npm or PyPI package: add a step before the run step that "
-            "installs the `goose` binary, and set GOOSE_PROVIDER / GOOSE_MODEL",
-            needs_model=True,
-            refused="goose has no npm or PyPI package a workflow could install at a pinned "
-            "version: init would write a workflow that cannot run. Set it up by hand: an "
-            "agents: entry in ci-eval.yaml (preset: goose, model: PROVIDER/MODEL) and a step in "
-            "eval.yml that installs the goose binary (docs/agents.md)"),
-)}
-INSTALLS["qwen-code"] = Install(
-    "qwen-code", "npm", "@qwen-code/qwen-code", "0.24.4", "qwen", ("OPENAI_API_KEY",),
-    model_note="Qwen Code speaks OpenAI chat completions: set `model:` (e.g. qwen3-coder-plus) "
-    "and `base_url:` (e.g. https://dashscope-intl.aliyuncs.com/compatible-mode/v1) in an "
-    "agents: entry of ci-eval.yaml (preset: qwen-code), the key in OPENAI_API_KEY")
-INSTALLS["opencode"] = Install(
-    "opencode", "npm", "opencode-ai", "1.18.33", "opencode",
-    ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"),
-    login="an opencode login instead of a key: `opencode auth login` writes "
-    "~/.local/share/opencode/auth.json, on a self-hosted runner only (log in once as the "
-    "runner's user)",
-    model_note="opencode names models PROVIDER/MODEL: set `model:` (e.g. "
-    "anthropic/claude-sonnet-4-5) in an agents: entry of ci-eval.yaml (preset: opencode)")
-INSTALLS["cline"] = Install(
-    "cline", "npm", "cline", "3.0.65", "cline", ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"),
-    model_note="Cline uses Anthropic at its default model unless told otherwise: set `model:` "
-    "in an agents: entry of ci-eval.yaml (preset: cline), e.g. anthropic/claude-sonnet-4-5 or "
-    "openai/gpt-5 (with OPENAI_API_KEY)")
-INSTALLS["copilot"] = Install(
-    "copilot", "npm", "@github/copilot", "1.0.102", "copilot",
-    ("COPILOT_GITHUB_TOKEN", "COPILOT_PROVIDER_API_KEY"),
-    login="a fine-grained personal access token with the \"Copilot Requests\" permission, "
-    "stored as the secret COPILOT_GITHUB_TOKEN (the workflow's own GITHUB_TOKEN cannot use "
-    "Copilot); or your own model provider: COPILOT_PROVIDER_API_KEY with `base_url:` in "
-    "ci-eval.yaml")
-
-
-def install_for(preset: str | None) -> Install | None:
-    return INSTALLS.get(preset) if preset else None
+# A preset that declares no install (one from outside the package may not): init refuses it.
+NO_INSTALL = Install(None, refused="the preset declares no install (Preset.install): set its "
+                     "CLI up by hand in eval.yml")

@@ -27,6 +27,7 @@ from itertools import pairwise
 from types import MappingProxyType
 
 from ci_eval import strict_json
+from ci_eval.agents.installs import Install
 from ci_eval.agents.preset import (
     LITELLM_OFFLINE,
     PROVIDER_KEYS,
@@ -58,6 +59,12 @@ MODEL_ATTEMPTS = 2
 class MiniSweAgent(Preset):
     name = "mini-swe-agent"
     program = "mini-swe-agent"
+    install = Install(
+        "pip", "mini-swe-agent", "2.4.6", "mini-swe-agent", ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"),
+        model_note="mini-swe-agent needs a model: set `model:` in an agents: entry of "
+        "ci-eval.yaml (preset: mini-swe-agent), e.g. anthropic/claude-sonnet-4-5",
+        needs_model=True)
+    api_hosts = ("api.anthropic.com", "api.openai.com")
     key_env = ("MSWEA_API_KEY",) + PROVIDER_KEYS
     model_env = ("MSWEA_MODEL_NAME",)
     pass_env = ("MSWEA_MODEL_NAME", "OPENAI_API_BASE", "ANTHROPIC_API_BASE",
@@ -151,8 +158,9 @@ def _tokens(messages) -> tuple[int | None, int | None, int | None, int | None]:
     for message in messages:
         if not isinstance(message, dict):
             continue
-        extra = message.get("extra") if isinstance(message.get("extra"), dict) else {}
-        response = extra.get("response") if isinstance(extra.get("response"), dict) else {}
+        extra = message.get("extra")
+        response = extra.get("response") if isinstance(extra, dict) else None
+        response = response if isinstance(response, dict) else {}
         usage = response.get("usage")
         if not isinstance(usage, dict) and message.get("object") == "response":
             usage = message.get("usage")

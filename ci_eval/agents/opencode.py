@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from types import MappingProxyType
 
+from ci_eval.agents.installs import Install
 from ci_eval.agents.preset import (
     PROVIDER_KEYS,
     PROXY_ENV,
@@ -50,6 +51,14 @@ CUT = re.compile(r"^Cannot connect to API:|socket connection was closed unexpect
 class Opencode(Preset):
     name = "opencode"
     program = "opencode"
+    install = Install(
+        "npm", "opencode-ai", "1.18.33", "opencode", ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"),
+        login="an opencode login instead of a key: `opencode auth login` writes "
+        "~/.local/share/opencode/auth.json, on a self-hosted runner only (log in once as the "
+        "runner's user)",
+        model_note="opencode names models PROVIDER/MODEL: set `model:` (e.g. "
+        "anthropic/claude-sonnet-4-5) in an agents: entry of ci-eval.yaml (preset: opencode)")
+    api_hosts = ("api.anthropic.com", "api.openai.com")
     # AGENTS.md (CLAUDE.md when there is none), the project's opencode.json(c) and .opencode/
     # (agents, commands, plugins, tools)
     harness_files = ("AGENTS.md", "CLAUDE.md", "opencode.json", "opencode.jsonc", ".opencode")
@@ -114,7 +123,8 @@ def _error(value) -> tuple[str | None, str, int | None]:
     """(name, message, HTTP status) of an error event's `error`."""
     if not isinstance(value, dict):
         return None, compact(value) if value is not None else "no message", None
-    data = value.get("data") if isinstance(value.get("data"), dict) else {}
+    data = value.get("data")
+    data = data if isinstance(data, dict) else {}
     message = data.get("message", value.get("message"))
     name = value.get("name") if isinstance(value.get("name"), str) else None
     return (name, message if isinstance(message, str) else compact(value),
@@ -143,7 +153,8 @@ def _tokens(value) -> tuple[int, int | None, int | None, int] | None:
     fresh, out = count(value.get("input")), count(value.get("output"))
     if fresh is None or out is None:
         return None
-    cache = value.get("cache") if isinstance(value.get("cache"), dict) else {}
+    cache = value.get("cache")
+    cache = cache if isinstance(cache, dict) else {}
     read, written = count(cache.get("read")), count(cache.get("write"))
     return (fresh + (read or 0) + (written or 0), read, written,
             out + (count(value.get("reasoning")) or 0))

@@ -1,6 +1,22 @@
 """The one interface every agent preset implements. Pure: it builds argv and environment values
 and reads text; starting the tool, capturing its output and reading its files is run/'s job.
 
+A preset is one module (agents/claude_code.py is the model): a Preset subclass whose class
+attributes say everything ci-eval knows about the tool, and `PRESET = TheSubclass()`:
+
+    name, program          the preset's name in ci-eval.yaml, the executable on PATH
+    key_env, pass_env, fixed_env, login_file, login_folder_env, model_env, base_url_env
+                           its environment (below)
+    install                agents/installs.Install: how `ci-eval init` installs it on a runner
+                           (npm/pip package and pinned version, secrets), the pin tests/real_clis.py
+                           installs too; installs.NO_INSTALL (the default): init refuses it
+    api_hosts              the model API hosts `network: api-only` lets it reach
+    harness_files          the repo files it reads by itself (its default harness)
+
+It is listed in agents/presets.py's BUILTIN tuple, or, from another distribution, registered
+under the entry point group `ci_eval.presets` (name = the preset's name, value = the PRESET
+object: `my-agent = "my_package.preset:PRESET"`; docs/agents.md).
+
 What the runner does with a preset (AgentConfig.preset names it, presets.PRESETS holds them):
 
     preset = PRESETS[agent.preset]
@@ -43,6 +59,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+from ci_eval.agents.installs import NO_INSTALL, Install
 from ci_eval.results.records import NUMBER_LIMITS
 
 INFRA_KINDS = ("auth", "rate_limit", "overloaded", "network", "setup")
@@ -147,6 +164,8 @@ class Preset(ABC):
     # A tool with no default model: the variables that may name it instead of `model:`
     # (None: the tool has a default)
     model_env: ClassVar[tuple[str, ...] | None] = None
+    install: ClassVar[Install] = NO_INSTALL
+    api_hosts: ClassVar[tuple[str, ...]] = ()  # what `network: api-only` lets through
 
     def login_path(self, environ: Mapping[str, str]) -> str | None:
         """Where the tool keeps a file-based login in this environment, or None."""

@@ -32,6 +32,7 @@ import json
 import re
 from types import MappingProxyType
 
+from ci_eval.agents.installs import Install
 from ci_eval.agents.preset import (
     PROXY_ENV,
     AgentReport,
@@ -59,6 +60,13 @@ API_ERROR = re.compile(r"^\s*\[API Error:\s*(\d{3})\b")
 class QwenCode(Preset):
     name = "qwen-code"
     program = "qwen"
+    install = Install(
+        "npm", "@qwen-code/qwen-code", "0.24.4", "qwen", ("OPENAI_API_KEY",),
+        model_note="Qwen Code speaks OpenAI chat completions: set `model:` (e.g. "
+        "qwen3-coder-plus) and `base_url:` (e.g. "
+        "https://dashscope-intl.aliyuncs.com/compatible-mode/v1) in an agents: entry of "
+        "ci-eval.yaml (preset: qwen-code), the key in OPENAI_API_KEY")
+    api_hosts = ("api.openai.com", "dashscope.aliyuncs.com", "dashscope-intl.aliyuncs.com")
     harness_files = ("QWEN.md", "AGENTS.md", "QWEN.local.md", ".qwen", ".qwenignore")
     key_env = ("OPENAI_API_KEY",)
     pass_env = ("OPENAI_BASE_URL", "OPENAI_MODEL", *PROXY_ENV)

@@ -3,7 +3,6 @@ the field path, with what was expected and what was found."""
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from pathlib import Path
@@ -24,21 +23,6 @@ def got(value: Any) -> str:
     if value is None:
         return "nothing (null)"
     return render(value)
-
-
-def check_keys(mapping: dict, known: tuple[str, ...], path: Path | str, prefix: str,
-               synonyms: dict[str, str] | None = None) -> None:
-    """UserError on the first key that is not known (with a did-you-mean; `synonyms` maps
-    words people use to the key they mean, where spelling alone would suggest another)."""
-    for key in mapping:
-        if key in known:
-            continue
-        close = [synonyms[key]] if synonyms and key in synonyms else \
-            difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise UserError(
-            f"unknown key ({hint}known: {', '.join(known)})", path=path, field=f"{prefix}{key}"
-        )
 
 
 def is_number(value: Any) -> bool:

@@ -101,9 +101,9 @@ def run_pytest(args: Iterable[str] = (), *, plugins: Iterable[str] = (),
     cmd = [sys.executable, "-s", "-c", program_text(pytest_launcher_program), _CI_EVAL_FOLDER,
            "--ci-eval-report", str(report), *sentinel_args, "-rA", "-p", "no:cacheprovider",
            "-q", *config_args, *plugin_args, *args]
-    pristine = {os.path.abspath(target): str(source) for source, target in hidden_files()}
-    if pristine:  # hidden test modules compiled from these bytes, whatever is on disk then
-        cmd[5:5] = ["--ci-eval-pristine", json.dumps(pristine)]
+    hidden = {os.path.abspath(target): str(source) for source, target in hidden_files()}
+    if hidden:  # hidden test modules compiled from these bytes, whatever is on disk then
+        cmd[5:5] = ["--ci-eval-pristine", json.dumps(hidden)]
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     env.pop("PYTEST_ADDOPTS", None)
     with step() as guard:  # hidden tests laid in; nothing it started or changed outlives it

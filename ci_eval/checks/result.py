@@ -40,6 +40,8 @@ class CheckResult:
     (dataclasses would cost the checks' start more than all the rest of it, docs/perf-round3.md)."""
 
     __slots__ = ("ok", "reason")
+    ok: bool
+    reason: str
     __match_args__ = ("ok", "reason")
 
     def __init__(self, ok: bool, reason: str) -> None:

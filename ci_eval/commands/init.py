@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ci_eval.agents import installs
+from ci_eval.agents import presets
 from ci_eval.cli_options import add_root_argument
 from ci_eval.scaffold import ACTION_REF, EXAMPLE_TASK
 
@@ -22,9 +22,11 @@ def add_parser(subparsers) -> None:
         "to add and the repository setting for workflow PRs. Exit 0, 2 on bad input.",
     )
     add_root_argument(parser)
-    offered = [name for name, i in sorted(installs.INSTALLS.items()) if not i.refused]
-    needing = [name for name in offered if installs.INSTALLS[name].needs_model]
-    refused = [name for name, i in sorted(installs.INSTALLS.items()) if i.refused]
+    # The built-in presets only: building the parser never loads a plugin (agents/presets.py).
+    builtin = {module.PRESET.name: module.PRESET.install for module in presets.BUILTIN}
+    offered = [name for name, i in sorted(builtin.items()) if not i.refused]
+    needing = [name for name in offered if builtin[name].needs_model]
+    refused = [name for name, i in sorted(builtin.items()) if i.refused]
     parser.add_argument("--agent", default="reference", metavar="NAME",
                         help="default_agent of ci-eval.yaml: a built-in (reference, noop) or a "
                         f"preset: {', '.join(offered)} ({', '.join(needing)} with --model). "

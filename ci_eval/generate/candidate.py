@@ -131,7 +131,8 @@ def finish(ctx: MiningContext, key: str, base: Path, solution: bytes, origin: di
     at_base, solved, reason, detail = probe_states(ctx, base, patch)
     if reason:
         return Candidate(key, reason, detail[:300])
-    judged = decide.judge([p.outcomes for p in at_base], [p.outcomes for p in solved])
+    # without a reason, every probe read its outcomes
+    judged = decide.judge([p.outcomes or {} for p in at_base], [p.outcomes or {} for p in solved])
     if judged.reason:
         return Candidate(key, judged.reason, judged.detail[:300])
     test_name = judged.fail_to_pass[0].split("::")[-1].split("[")[0]

@@ -169,8 +169,8 @@ def read_blobs(bare: Path, shas: list[str]) -> dict[str, bytes]:
     blobs, at = {}, 0
     for sha in unique:
         header_end = out.index(b"\n", at)
-        _sha, _kind, size = out[at:header_end].split()
-        size = int(size)
+        _sha, _kind, size_text = out[at:header_end].split()
+        size = int(size_text)
         if size > MAX_BLOB_BYTES:
             raise GitSourceError(f"{sha[:12]}: a file of {size} bytes (too large)")
         blobs[sha] = out[header_end + 1:header_end + 1 + size]

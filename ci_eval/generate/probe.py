@@ -10,6 +10,7 @@ import itertools
 import json
 import shutil
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,7 +68,7 @@ class Prober:
         self._numbers = itertools.count(1)
         self._lock = threading.Lock()
 
-    def run(self, tree: Path, patches: list[Path] = (), args: list[str] = (),
+    def run(self, tree: Path, patches: Sequence[Path] = (), args: Sequence[str] = (),
             *, times: int = 1) -> list[Probe]:
         """The suite of `tree` with `patches` applied, `times` times (each a fresh copy)."""
         with self._lock:
@@ -88,7 +89,8 @@ class Prober:
         finally:
             remove_tree(root)
 
-    def _once(self, task: Task, state: Path, patches: list[Path], root: Path, at: int) -> Probe:
+    def _once(self, task: Task, state: Path, patches: Sequence[Path], root: Path,
+              at: int) -> Probe:
         workspace = root / f"ws-{at}"
         try:
             create_workspace(state, workspace)

@@ -153,7 +153,7 @@ class Session:
         if found.kept and found.duplicate_key in self.seen:
             entry.update(reason=decide.DUPLICATE,
                          detail=f"same fix and tests as {self.seen[found.duplicate_key][:12]}")
-        elif found.kept:
+        elif found.kept and found.staged is not None:  # a kept candidate is staged
             taken = [p.name for p in tasks_dir(self.root).iterdir()] if self.root and \
                 tasks_dir(self.root).is_dir() else []
             number = next_number(self.into, also_taken=taken)

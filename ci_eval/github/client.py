@@ -18,10 +18,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ci_eval.errors import UserError
 from ci_eval.github import retry
+
+if TYPE_CHECKING:  # PyGithub is imported when a client is made, not with this module
+    from github import Github
 
 T = TypeVar("T")
 PER_PAGE = 100  # the most GitHub gives per page: fewer round trips when a PR has many comments
@@ -39,7 +42,7 @@ class GitHubError(Exception):
 
 @dataclass(frozen=True)
 class Client:
-    github: object  # github.Github
+    github: Github
     api_url: str
     token: str = field(default="", repr=False)  # for the requests PyGithub cannot make (artifacts)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 from ci_eval.errors import UserError
 from ci_eval.github import actions
@@ -36,9 +37,12 @@ def marker_for(key: str | None) -> str:
     return COMMENT_MARKER.replace(" -->", f":{key} -->")
 
 
+CommentAction = Literal["created", "updated", "unchanged", "skipped"]  # skipped: none, none wanted
+
+
 @dataclass(frozen=True)
 class CommentResult:
-    action: str  # "created" | "updated" | "unchanged" | "skipped" (none, and none wanted)
+    action: CommentAction
     url: str  # the comment's html_url
     id: int
     truncated: bool = False

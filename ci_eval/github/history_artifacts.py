@@ -141,11 +141,11 @@ def _run_key(summary: history.RunSummary) -> int | None:
 def _artifact_zip(client: gh_client.Client, run, label: str, note, log) -> bytes | None:
     """The zip of a run's history artifact, None (a note logged) when it has none or it
     expired; UserError when it is too big or unsafe, or GitHub refuses."""
+    def listed() -> list:
+        return [a for a in run.get_artifacts() if a.name == artifacts.HISTORY_ARTIFACT]
+
     try:
-        named = gh_client.call(
-            lambda run=run: [a for a in run.get_artifacts()
-                             if a.name == artifacts.HISTORY_ARTIFACT],
-            describe=f"list the artifacts of run {run.id}")
+        named = gh_client.call(listed, describe=f"list the artifacts of run {run.id}")
     except gh_client.GitHubError as exc:
         raise _refusal(exc, f"list the artifacts of run {run.id}") from None
     if not named:

@@ -4,7 +4,8 @@ Rubric, or UserError naming the file and the field. Pure: the caller reads the f
     rubric = parse_rubric(text, source="tasks/task-021-x/rubric.yaml",
                           metadata_tests=tests_from_metadata(metadata, "…/metadata.json"))
 
-rubric.yaml (`ci-eval schema rubric` is the same contract as a JSON Schema, for editors):
+rubric.yaml (`ci-eval schema rubric` is the same contract as a JSON Schema, for editors;
+tests/test_rubric_contract.py holds its keys and kinds equal to this module's tables):
 
     fail_to_pass: [tests/test_x.py::test_bug]      # optional here: or in metadata.json, not both
     pass_to_pass: [tests/test_x.py::test_other]
@@ -147,7 +148,7 @@ def rubric_from_data(data: Any, *, source: str | Path,
 # --- parts ------------------------------------------------------------------------------------
 
 
-def _test_ids(data: dict, source: str) -> TestIds:
+def _test_ids(data: dict, source: str | Path) -> TestIds:
     groups = {}
     for group in GROUPS:
         value = data.get(group, [])
@@ -169,7 +170,7 @@ def _test_ids(data: dict, source: str) -> TestIds:
         if test_id in groups["fail_to_pass"]:
             raise _error(source, ["pass_to_pass", index], f"{test_id!r} is also in "
                          "fail_to_pass (a test is in one group)")
-    return TestIds(groups["fail_to_pass"], groups["pass_to_pass"], source)
+    return TestIds(groups["fail_to_pass"], groups["pass_to_pass"], str(source))
 
 
 def _criteria(data: dict, source: str, declared: TestIds | None) -> tuple[Criterion, ...]:
@@ -177,7 +178,8 @@ def _criteria(data: dict, source: str, declared: TestIds | None) -> tuple[Criter
     if not isinstance(items, list) or not items:
         raise _error(source, ["criteria"], f"expected a non-empty list of criteria, got "
                      f"{_kind_of(items) if 'criteria' in data else 'nothing'}")
-    criteria, first_index = [], {}
+    criteria: list[Criterion] = []
+    first_index: dict[str, int] = {}
     for index, item in enumerate(items):
         criterion = _criterion(item, source, ["criteria", index], declared)
         if criterion.id in first_index:
@@ -314,7 +316,7 @@ def _number(value: Any, source: str, where: list, expected: str, *, low: float |
     return Fraction(str(value)) if isinstance(value, float) else Fraction(value)
 
 
-def _error(source: str, parts: list, message: str) -> UserError:
+def _error(source: str | Path, parts: list, message: str) -> UserError:
     return UserError(message, path=source, field=json_path(parts))
 
 

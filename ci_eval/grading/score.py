@@ -245,11 +245,12 @@ def _required_pattern(c: Criterion, rubric, outcomes, diff: Diff, exit_code) -> 
 
 def _max_files(c: Criterion, rubric, outcomes, diff: Diff, exit_code) -> tuple[bool, str]:
     changed = files_in(diff, c.paths)
+    most = c.max or 0  # the loader requires max for this kind
     text = f"{len(changed)} file(s) changed (at most {c.max})"
-    if len(changed) > c.max:
+    if len(changed) > most:
         return False, f"{text}: {_listed([f.path for f in changed])}"
     maybe = unverified_in(diff, c.paths)
-    if len(changed) + len(maybe) > c.max:
+    if len(changed) + len(maybe) > most:
         return False, (f"{text}, and {len(maybe)} more may have changed "
                        f"({NOT_COMPARED}): {_listed(maybe)}")
     if diff.unlisted:

@@ -181,7 +181,7 @@ def imported_already(root: Path, fmt: str) -> dict[str, str]:
     folders = list(archived_folders(root))
     if tasks_dir(root).is_dir():
         folders += [p for p in tasks_dir(root).iterdir() if p.is_dir() and TASK_DIR_RE.match(p.name)]
-    found = {}
+    found: dict = {}
     for folder in sorted(folders):
         try:
             metadata = json.loads((folder / METADATA_FILE).read_text(encoding="utf-8"))

@@ -265,7 +265,8 @@ def _task(data: dict, task_file: Path, folder: Path, today: dt.date) -> Imported
                        "verifier": data["verifier"]},
     }
     if name == "shell_exit_zero":
-        metadata["timeout_seconds"] = {"checks": max(120, int(timeout_seconds(args)) + 30)}
+        limit = timeout_seconds(args) or DEFAULT_TIMEOUT  # an unusable one was refused above
+        metadata["timeout_seconds"] = {"checks": max(120, int(limit) + 30)}
     files["metadata.json"] = metadata_json(metadata)
     return task
 

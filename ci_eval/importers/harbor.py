@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
+from typing import Any
 from pathlib import Path
 
 from ci_eval.errors import UserError
@@ -128,7 +129,8 @@ def _docker_section(data: dict, toml_path: Path) -> dict:
     """metadata.json's docker: the task's Dockerfile built, its verifier Harbor's, and the
     [environment] limits and network (allow_internet = false: the agent has none) task.toml
     sets."""
-    docker = {"dockerfile": "environment/Dockerfile", "workspace": "image", "verifier": "harbor"}
+    docker: dict[str, Any] = {"dockerfile": "environment/Dockerfile", "workspace": "image",
+                              "verifier": "harbor"}
     for key, value in (("build_timeout_seconds", _number(data, "environment", "build_timeout_sec",
                                                           toml_path)),
                        ("cpus", _number(data, "environment", "cpus", toml_path, most=256)),

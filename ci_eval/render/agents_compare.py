@@ -77,6 +77,8 @@ def totals(verdict: Verdict) -> list[str]:
     """One line per agent: valid runs passed and what all its runs cost."""
     other, this = names(verdict)
     against = verdict.against
+    if against is None:  # not a comparison of two agents
+        return []
     lines = []
     for name, passes, runs, cost in (
             (other, against.passes, against.runs, against.total_cost_usd),
@@ -125,8 +127,10 @@ def render_markdown(verdict: Verdict) -> str:
 def render_json_side_by_side(verdict: Verdict) -> str:
     """The gate's JSON (render/compare.render_json, "baseline" being the other agent) with
     "against": both agents' totals and each task's means per run on both sides."""
-    data = json.loads(render_json(verdict))
     against = verdict.against
+    if against is None:  # not a comparison of two agents: the gate's JSON as it is
+        return render_json(verdict)
+    data = json.loads(render_json(verdict))
     data["against"] = {
         "agent": verdict.baseline_agent, "results": str(against.results_dir),
         "passes": against.passes, "runs": against.runs,

@@ -8,6 +8,8 @@ Rows: every task whose entry was added, changed or removed, with its rate before
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ci_eval.render.compare_cells import fmt_delta, fmt_rate
 from ci_eval.verdict.baseline import Baseline, BaselineEntry
 
@@ -30,7 +32,7 @@ def changed_tasks(before: Baseline, after: Baseline) -> list[str]:
                   if before.entries.get(t) != after.entries.get(t))
 
 
-def render_change(before: Baseline, after: Baseline, *, notes: list[str] = (),
+def render_change(before: Baseline, after: Baseline, *, notes: Sequence[str] = (),
                   run_url: str | None = None) -> str:
     changed = changed_tasks(before, after)
     unchanged = len(set(after.entries) - set(changed))

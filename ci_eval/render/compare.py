@@ -148,7 +148,8 @@ def terminal_table(verdict: Verdict) -> str:
                *(["Cost / tokens / wall"] if judged else [])]
     rows = []
     for t in verdict.tasks:
-        interval = f"{t.interval[0]:.2f}–{t.interval[1]:.2f}" if t.runs else "—"
+        shown = t.interval
+        interval = f"{shown[0]:.2f}–{shown[1]:.2f}" if t.runs and shown else "—"
         if t.errors:
             interval += f", {t.errors} err"
         rows.append([t.task, t.status, fmt_rate(t.baseline_passes, t.baseline_runs),
@@ -279,7 +280,7 @@ def task_json(t: TaskVerdict) -> dict:
         "why": t.why,
         "baseline": None if not t.baseline_runs else {
             "passes": t.baseline_passes, "runs": t.baseline_runs,
-            "pass_rate": float(t.baseline_rate)},
+            "pass_rate": float(t.baseline_rate or 0)},  # baseline_runs > 0: a rate
         "current": None if t.runs is None else {
             "passes": t.passes, "runs": t.runs, "errors": t.errors, "requested": t.requested,
             "pass_rate": None if t.rate is None else float(t.rate),

@@ -11,7 +11,7 @@ from ci_eval.verdict.model import TaskVerdict, Verdict
 def fmt_rate(passes: int | None, runs: int | None) -> str:
     if not runs:
         return "—"
-    return f"{float(Fraction(passes, runs)):.2f} ({passes}/{runs})"
+    return f"{float(Fraction(passes or 0, runs)):.2f} ({passes}/{runs})"
 
 
 def fmt_delta(delta: Fraction | None) -> str:
@@ -21,9 +21,10 @@ def fmt_delta(delta: Fraction | None) -> str:
 
 
 def fmt_evidence(t: TaskVerdict) -> str:
-    if not t.runs:
+    interval = t.interval
+    if not t.runs or interval is None:
         return f"0 valid runs, {t.errors} error(s)" if t.errors else "no runs"
-    low, high = t.interval
+    low, high = interval
     text = f"{t.passes}/{t.runs} pass, {low:.2f}–{high:.2f}"
     if t.errors:
         text += f", {t.errors} error(s)"

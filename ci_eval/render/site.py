@@ -35,7 +35,7 @@ class Library:
 
 def read_library() -> Library:
     """The vendored uPlot (package data of ci_eval.render)."""
-    folder = resources.files("ci_eval.render").joinpath(*VENDOR)
+    folder = resources.files("ci_eval.render").joinpath("/".join(VENDOR))  # 3.10: one part
     return Library(folder.joinpath("uPlot.iife.min.js").read_text(encoding="utf-8"),
                    folder.joinpath("uPlot.min.css").read_text(encoding="utf-8"))
 
@@ -48,7 +48,7 @@ def _script_json(data: dict) -> str:
 
 def read_page() -> str:
     """The page template (package data of ci_eval.render: page/dashboard.html)."""
-    return resources.files("ci_eval.render").joinpath(*PAGE).read_text(encoding="utf-8")
+    return resources.files("ci_eval.render").joinpath("/".join(PAGE)).read_text(encoding="utf-8")
 
 
 def render_site(data: dict, library: Library, *, title: str = "ci-eval dashboard") -> str:

@@ -86,7 +86,7 @@ class TaskRecord:
     @property
     def baseline_rate(self) -> Fraction | None:
         return (Fraction(self.baseline_passes, self.baseline_runs)
-                if self.baseline_runs else None)
+                if self.baseline_runs and self.baseline_passes is not None else None)
 
     @property
     def status(self) -> str:

@@ -121,7 +121,8 @@ def merge_folders(folders: Iterable[Path]) -> Merged:
 
 def _check_pooled(entries: list[tuple[dict, Path, int]]) -> None:
     """records.check_runs over one task's records from every shard, naming FILE:LINE."""
-    lines = [Location(i + 1, f"{path}:{line}") for i, (_, path, line) in enumerate(entries)]
+    lines: list[int] = [Location(i + 1, f"{path}:{line}")
+                        for i, (_, path, line) in enumerate(entries)]
     records.check_runs([record for record, _, _ in entries], lines, _Pooled())
 
 

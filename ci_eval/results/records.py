@@ -17,7 +17,7 @@ import math
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, Literal, TypeGuard, get_args
 
 from ci_eval.errors import UserError
 
@@ -51,7 +51,7 @@ HARNESS_DIGEST = re.compile(r"[0-9a-f]{64}")
 ARMS = ("pr", "control")
 
 
-def _plainly_valid(record: object, task: str) -> bool:
+def _plainly_valid(record: object, task: str) -> TypeGuard[dict]:
     """check_record's yes, fast: the same rules without the messages, for a record without
     rubric fields (anything unusual goes the long way, which words the refusal)."""
     if type(record) is not dict:
@@ -124,9 +124,9 @@ def check_record(record: object, path: Path, line_no: int, task: str | None = No
         problem = number_problem(name, record[name]) if name in record else None
         if problem:
             raise UserError(problem, path=where, field=name)
-    problem = rubric_problem(record)
-    if problem:
-        raise UserError(problem[1], path=where, field=problem[0])
+    rubric = rubric_problem(record)
+    if rubric:
+        raise UserError(rubric[1], path=where, field=rubric[0])
     harness = record.get(HARNESS_FIELD)
     if harness is not None and not (isinstance(harness, str) and HARNESS_DIGEST.fullmatch(harness)):
         raise UserError(f"expected a sha256 digest (64 hex digits) or null, got {_shown(harness)}",
@@ -144,7 +144,7 @@ def check_record(record: object, path: Path, line_no: int, task: str | None = No
     return record
 
 
-def number_problem(name: str, value: object) -> str | None:
+def number_problem(name: str, value: Any) -> str | None:
     """What is wrong with `value` as the optional numeric record field `name` ("expected ...,
     got ..."), or None when it is fine. The one rule for reading results and for what an agent
     reports as usage (tokens, input_tokens, output_tokens, cost_usd). Every number is bounded
@@ -215,7 +215,7 @@ def rubric_problem(record: dict) -> tuple[str, str] | None:
     return None
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -87,7 +88,7 @@ def binomial_tail(successes: int, trials: int, p: float, *, upper: bool = False)
     return min(1.0, math.exp(top) * math.fsum(math.exp(v - top) for v in logs))
 
 
-def percentile(values: list[float], q: float) -> float | None:
+def percentile(values: Sequence[float], q: float) -> float | None:
     """Nearest-rank percentile (q in 0..100); None for no values."""
     if not values:
         return None
@@ -96,7 +97,7 @@ def percentile(values: list[float], q: float) -> float | None:
     return ordered[rank - 1]
 
 
-def mean(values: list[float]) -> float | None:
+def mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
@@ -142,7 +143,7 @@ def _log(value: float) -> float:
     return math.log(max(value, LOG_FLOOR))
 
 
-def distribution(values: list[float]) -> Distribution | None:
+def distribution(values: Sequence[float]) -> Distribution | None:
     """The Distribution of per-run values (>= 0); None for no values."""
     if not values:
         return None

@@ -159,7 +159,8 @@ def _split_cr(data: bytes, start: int, end: int):
 # key (in agent_outcome), the cut would leave a brace unclosed and the line is parsed whole.
 _DIFF_START = b'"diff": "'
 _DIFF_END = b'", "diff_truncated": '
-_SCAN = json.scanner.make_scanner(json.JSONDecoder())
+# typeshed types make_scanner's argument as the scanner class itself; it takes the decoder
+_SCAN = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 
 
 def _scanned(text: str) -> dict | None:

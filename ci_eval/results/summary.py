@@ -277,9 +277,9 @@ def summarize(task: str, records: list[dict] | TaskRows, k: int | None = None, *
     valid_costs = [row.cost_usd for row in valid if row.cost_usd is not None]
     all_tokens = [row.tokens for row in rows if row.tokens is not None]
     all_walls = [float(row.wall_seconds) for row in rows if row.wall_seconds is not None]
-    distributions = {name: stats.distribution(values) for name, values in
+    distributions = {name: shape for name, values in
                      (("tokens", tokens), ("cost_usd", valid_costs), ("wall_seconds", walls))
-                     if values}
+                     if (shape := stats.distribution(values)) is not None}
     graded = [row.rubric for row in valid if row.rubric is not None]
     return TaskSummary(
         task=task,
@@ -300,8 +300,9 @@ def summarize(task: str, records: list[dict] | TaskRows, k: int | None = None, *
         total_cost_usd=math.fsum(costs) if costs else None,
         error_reasons=tuple(row.raw_reason for row in rows if row.status == "error"),
         agents=tuple(sorted(runs.agents)),
-        failure_reasons=tuple(Counter(row.reason for row in rows
-                                      if row.status != "pass").most_common()),
+        failure_reasons=tuple(Counter(row.reason for row in rows  # set on every run not passed
+                                      if row.status != "pass" and row.reason is not None)
+                              .most_common()),
         agent_nonzero=sum(1 for row in rows if row.agent_exited),
         rubric_runs=len(graded),
         mean_rubric_score=stats.mean([float(score) for score, _, _ in graded]),

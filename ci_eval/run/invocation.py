@@ -161,6 +161,7 @@ def selected_tasks(request: RunRequest, root: Path) -> list:
 
 def control_arm_and_hook(request: RunRequest, root: Path, stages, rules):
     """(the control arm of --control-ref, the hook that stages both arms)."""
+    assert request.confirm_against and request.control_ref  # the caller's condition
     baseline = load_baseline(root / request.confirm_against)
     arm = control_arm(root, request.control_ref, request.agent)
     problem = agent_problem(arm.agent, arm.harness_root)
@@ -210,6 +211,7 @@ def run_locked(request: RunRequest, root: Path, config: Config, agent, tasks, ou
     if harness is not None and not agent.builtin:
         print(f"ci-eval: agent {agent.identity}: {harness.describe()}", file=sys.stderr)
     ctx = run_context(request, root, config, agent, out_dir, harness)
+    assert ctx.runners is not None  # run_context always gives the runners
     arms = control_arm_of(ctx, tasks, control)
     try:
         ctx.runners.prepare(tasks,

@@ -50,7 +50,8 @@ def leftover_results(out_dir: Path, running: set[str], task_ids: set[str],
     tasks/ no longer holds, those (with their agent) of another agent than this run's). Either
     would make `report` and `compare` refuse the folder later ("results mix agents"), so `run`
     settles them before the first run."""
-    removed, foreign = [], []
+    removed: list = []
+    foreign: list = []
     if not out_dir.is_dir():
         return removed, foreign
     for path in sorted(out_dir.glob("*.jsonl")):

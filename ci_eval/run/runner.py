@@ -237,7 +237,7 @@ class RunLoop:
 
     def _finished_arms(self, runs: TaskLedger, control: TaskLedger) -> None:
         """Once neither arm of the task has a run in flight: the hook's further runs of each."""
-        if runs.in_flight or control.in_flight:
+        if runs.in_flight or control.in_flight or self.control is None:
             return
         more, more_control = self.control.more_runs(runs.task, runs.records, control.records)
         if more > 0 or more_control > 0:

@@ -45,11 +45,12 @@ def check_count(count: int, *, field: str = "--shards") -> int:
 def parse_shard(text: str, *, field: str = "--shard") -> tuple[int, int]:
     """"I/N" -> (I, N) with 1 <= I <= N <= MAX_SHARDS; UserError naming `field` otherwise."""
     index_text, sep, count_text = str(text).partition("/")
+    index = count = None
     try:
         index, count = int(index_text), int(count_text)
     except ValueError:
-        index = count = None
-    if not sep or index is None:
+        pass
+    if not sep or index is None or count is None:
         raise UserError(f"expected I/N (shard I of N, e.g. 2/4), got {text!r}", field=field)
     check_count(count, field=field)
     if not 1 <= index <= count:
@@ -61,8 +62,9 @@ def expected_costs(task_ids: Iterable[str], wall_seconds: Mapping[str, float | N
                    runs: int = 1) -> dict[str, float]:
     """task id -> expected seconds (recorded avg wall seconds x runs); unknown -> the median."""
     ids = list(task_ids)
-    known = {t: float(wall_seconds[t]) * runs for t in ids
-             if wall_seconds.get(t) is not None and float(wall_seconds[t]) >= 0}
+    recorded = {t: wall_seconds.get(t) for t in ids}
+    known = {t: float(wall) * runs for t, wall in recorded.items()
+             if wall is not None and float(wall) >= 0}
     fallback = statistics.median(known.values()) if known else UNKNOWN_COST
     return {t: known.get(t, fallback) for t in ids}
 

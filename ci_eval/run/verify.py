@@ -50,10 +50,10 @@ class TaskVerification:
 def judge_state(label: str, expected: str, outcomes: list[CheckOutcome | Graded]) -> str | None:
     """The problem with one state's check outcomes, or None (pure). The outputs verified are
     the task author's, so checks that crash, hang or end without a verdict are broken checks."""
-    statuses = [o.verdict for o in outcomes]
     errors = [o for o in outcomes if o.verdict is None]
     if errors:
         return f"{label}: checks error: {errors[0].reason}"
+    statuses = [o.verdict for o in outcomes if o.verdict is not None]
     if len(set(statuses)) > 1:
         return f"{label}: nondeterministic checks ({' then '.join(statuses)} for the same state)"
     if statuses[0] != expected:
@@ -65,7 +65,7 @@ def judge_state(label: str, expected: str, outcomes: list[CheckOutcome | Graded]
 
 def _states(task: Task) -> list[tuple[str, Path | None, str, int]]:
     """(label, output to apply or None, expected status, times to run checks)."""
-    states = [("untouched repo-state", None, "fail", 2)]
+    states: list[tuple[str, Path | None, str, int]] = [("untouched repo-state", None, "fail", 2)]
     states.append(("solution/", task.solution_dir, "pass", 2))
     for negative in task.negatives():
         states.append((f"negatives/{negative.name}", negative, "fail", 1))

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import yaml
 
-from ci_eval.agents import installs
+from ci_eval.agents import presets
+from ci_eval.agents.config import AgentConfig
 from ci_eval.agents.config_file import parse_config, resolve_agent
 from ci_eval.agents.harness import agent_harness
 from ci_eval.errors import UserError
@@ -52,7 +53,7 @@ class InitOutcome:
 
 
 def template_text(name: str) -> str:
-    return resources.files("ci_eval").joinpath("templates", name).read_text(encoding="utf-8")
+    return resources.files("ci_eval").joinpath(f"templates/{name}").read_text(encoding="utf-8")
 
 
 # What an installer leaves among the template files: pip compiles the template .py files into
@@ -64,7 +65,7 @@ NOT_TEMPLATE_SUFFIXES = (".pyc", ".pyo")
 def template_tree(name: str) -> dict[str, tuple[str, bool]]:
     """relative path -> (text, executable) for every template file under templates/NAME (the
     bytecode an install compiles beside them left out)."""
-    base = resources.files("ci_eval").joinpath("templates", name)
+    base = resources.files("ci_eval").joinpath(f"templates/{name}")
     found: dict[str, tuple[str, bool]] = {}
 
     def walk(node, prefix: str) -> None:
@@ -88,17 +89,25 @@ def model_entry(request: InitRequest, install) -> str:
         raise UserError(install.refused, field="--agent")
     if request.model is None:
         if install is not None and install.needs_model:
-            raise UserError(f"{install.preset} has no default model: pass --model "
+            raise UserError(f"{request.agent} has no default model: pass --model "
                             "(e.g. anthropic/claude-sonnet-4-5); nothing was written",
                             field="--model")
         return ""
     if install is None:
-        raise UserError(f"--model is for a preset ({', '.join(sorted(installs.INSTALLS))}), "
+        raise UserError(f"--model is for a preset ({', '.join(sorted(presets.PRESETS))}), "
                         f"not {request.agent!r}", field="--model")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]*", request.model):
         raise UserError(f"expected a model name, got {request.model!r}", field="--model")
     return (f"\n# --model of `ci-eval init`\nagents:\n  {request.agent}:\n"
             f"    preset: {request.agent}\n    model: {json.dumps(request.model)}\n")
+
+
+def config_schema_url(action: str) -> str:
+    """ci-eval.schema.json at the action's ref (what the yaml-language-server line points at)."""
+    repo, ref = action.split("@", 1)
+    owner_repo = "/".join(repo.split("/")[:2])
+    return f"https://raw.githubusercontent.com/{owner_repo}/{ref}/ci_eval/tasks/schemas/" \
+        "ci-eval.schema.json"
 
 
 def checked_out_branch(root) -> str:
@@ -107,7 +116,7 @@ def checked_out_branch(root) -> str:
     return done.stdout.strip() or "main"
 
 
-def planned_files(root: Path, request: InitRequest) -> tuple[dict, object, list]:
+def planned_files(root: Path, request: InitRequest) -> tuple[dict, AgentConfig, list]:
     """({path: (text, executable)} of everything init writes, the agent, the tasks already
     there)."""
 
@@ -116,8 +125,9 @@ def planned_files(root: Path, request: InitRequest) -> tuple[dict, object, list]
     if not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(/[A-Za-z0-9_./-]+)?@[A-Za-z0-9_./-]+",
                         request.action):
         raise UserError(f"expected OWNER/REPO@REF, got {request.action!r}", field="--action")
-    config_text = template_text("ci-eval.yaml").replace("@@AGENT@@", request.agent)
-    install = installs.install_for(request.agent)
+    config_text = template_text("ci-eval.yaml").replace("@@AGENT@@", request.agent).replace(
+        "@@SCHEMA_URL@@", config_schema_url(request.action))
+    install = presets.install_for(request.agent)
     config_text += model_entry(request, install)
     config = parse_config(yaml.safe_load(config_text), "ci-eval.yaml (to be written)")
     agent = resolve_agent(config, request.agent, None)
@@ -167,7 +177,7 @@ def harness_block(root, agent) -> str:
 
 
 def agent_secrets(agent, install) -> tuple[str, ...]:
-    """The secrets the run step gets: the preset's (agents/installs.py), then the agent's env."""
+    """The secrets the run step gets: the preset's (its `install`), then the agent's env."""
     return tuple(dict.fromkeys((*(install.secrets if install else ()), *agent.env)))
 
 
@@ -192,7 +202,7 @@ def init_repo(request: InitRequest) -> InitOutcome:
         write_atomic(path, text, field=None)
         if executable:
             os.chmod(path, 0o755)
-    install = installs.install_for(agent.preset)
+    install = presets.install_for(agent.preset)
     steps = next_steps(agent, install, agent_secrets(agent, install), request.action,
                        task_requirements(root) if existing_tasks else [],
                        harness=harness_step(root, agent))

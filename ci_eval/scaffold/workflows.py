@@ -18,7 +18,7 @@ def agent_env_block(env_names: tuple[str, ...]) -> str:
 
 
 SETUP_NODE = "actions/setup-node@49933ea5288caeca8642d1e84afbd3f7d6820020 # v4.4.0"
-# Reused when PREFIX already holds the pinned version (see agents/installs.py).
+# Reused when PREFIX already holds the pinned version (see the preset's `install`).
 INSTALLED_VERSION = {
     "npm": 'node -p "require(process.argv[1]).version" '
            '"$prefix/lib/node_modules/$PACKAGE/package.json" 2>/dev/null',

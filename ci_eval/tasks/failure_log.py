@@ -90,7 +90,7 @@ def source_key(root: Path, log_path: Path) -> str:
 def turned_logs(root: Path) -> dict[str, str]:
     """source key -> the task (in tasks/ or archive/) whose metadata names it. Metadata that
     does not parse is passed over here (`ci-eval validate` reports it)."""
-    found = {}
+    found: dict[str, str] = {}
     folders = archived_folders(root)
     if tasks_dir(root).is_dir():
         folders += sorted(p for p in tasks_dir(root).iterdir() if p.is_dir())

@@ -25,7 +25,8 @@ from typing import Any
 
 Check = Callable[[Any], bool]
 ANNOTATIONS = frozenset({"$schema", "$id", "$defs", "$comment", "title", "description",
-                         "examples", "default", "x-expected"})
+                         "examples", "default", "x-expected", "x-synonyms",
+                         "x-key-word"})
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
@@ -165,15 +166,15 @@ def _keyword(key: str, value: Any, node: dict, properties: dict, root: dict,
         combine = all if key == "allOf" else any
         return lambda x: combine(branch(x) for branch in branches)
     if key == "oneOf":
-        branches = [(_compile(sub, root, done), _declared_types(sub, root)) for sub in value]
+        typed = [(_compile(sub, root, done), _declared_types(sub, root)) for sub in value]
 
         def one_of(x: Any) -> bool:
             # exactly one branch passes, and every other one surely fails (by its type), so
             # jsonschema also counts exactly one
-            passing = [i for i, (branch, _) in enumerate(branches) if branch(x)]
+            passing = [i for i, (branch, _) in enumerate(typed) if branch(x)]
             return len(passing) == 1 and all(
                 kinds is not None and not any(_loosely(k, x) for k in kinds)
-                for i, (_, kinds) in enumerate(branches) if i != passing[0])
+                for i, (_, kinds) in enumerate(typed) if i != passing[0])
         return one_of
     raise _Unknown(key)
 

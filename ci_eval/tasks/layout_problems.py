@@ -5,6 +5,7 @@ tasks/problems.py."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from ci_eval.tasks import schema
@@ -48,7 +49,7 @@ def name_problems(path: Path) -> list[Problem]:
     ]
 
 
-def naming_problems(folders: list[Path], archived: list[Path] = ()) -> list[Problem]:
+def naming_problems(folders: list[Path], archived: Sequence[Path] = ()) -> list[Problem]:
     """Bad folder names, then duplicate numbers (reported on the later folder, naming both),
     and numbers taken by archived task folders (`archived`, reported on the tasks/ folder)."""
     problems: list[Problem] = []

@@ -197,7 +197,7 @@ def lint_source(source: str, path: Path | str = "checks.py") -> list[Finding]:
     kept = [
         f
         for f in raw
-        if not (f.line in allowed and (allowed[f.line] is None or f.rule in allowed[f.line]))
+        if not (f.line in allowed and ((rules := allowed[f.line]) is None or f.rule in rules))
     ]
     findings = kept + marker_findings
     unique = {(f.line, f.rule, f.message): f for f in findings}

@@ -67,7 +67,7 @@ def _aliases(tree: ast.Module) -> dict[str, str]:
 def _module_level(tree: ast.Module):
     """Every node of module-level code: function and class bodies left out (their decorators,
     defaults and bases run, but a verdict there would be odd enough to leave to a marker)."""
-    stack = list(tree.body)
+    stack: list[ast.AST] = list(tree.body)
     while stack:
         node = stack.pop()
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):

@@ -10,6 +10,7 @@ collects every problem instead of stopping at the first.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from ci_eval.tasks.layout_problems import name_problems, naming_problems
 from ci_eval.tasks.metadata_problems import loaded_metadata
@@ -47,4 +48,6 @@ def load_task(path: Path) -> Task:
         metadata, problems = loaded_metadata(path)
     if problems:
         raise problems[0].error()
-    return Task(id=path.name, number=task_number(path), path=path, metadata=metadata)
+    # without a problem, loaded_metadata read a JSON object
+    return Task(id=path.name, number=task_number(path), path=path,
+                metadata=cast(dict, metadata))

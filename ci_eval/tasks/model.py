@@ -201,15 +201,15 @@ def task_folders(root: Path) -> list[Path]:
 def select_tasks(tasks: list[Task], selected: list[str], base: Path) -> list[Task]:
     """Pick tasks by id ("task-001-x"), "task-001", "001", "1" or a path ending in the folder."""
     by_key: dict[str, Task] = {}
-    for task in tasks:
-        by_key[task.id] = task
-        by_key[f"{task.number:03d}"] = task
-        by_key[f"task-{task.number:03d}"] = task
-        by_key[str(task.number)] = task
+    for known in tasks:
+        by_key[known.id] = known
+        by_key[f"{known.number:03d}"] = known
+        by_key[f"task-{known.number:03d}"] = known
+        by_key[str(known.number)] = known
     chosen = []
     for key in selected:
         name = str(key).rstrip("/").split("/")[-1]
-        task = by_key.get(name)
+        task: Task | None = by_key.get(name)
         if task is None and name.isdigit():
             task = by_key.get(str(int(name)))
         if task is None:

@@ -80,7 +80,7 @@ def validate_tasks(
     folders = task_folders(root)
     naming: dict[str, list[Problem]] = {}
     for problem in naming_problems(folders, archived_folders(root)):
-        naming.setdefault(problem.task, []).append(problem)
+        naming.setdefault(problem.task or "", []).append(problem)
     if selected:
         by_name = {f.name: f for f in folders}
         numbered = [stub(f) for f in folders if TASK_DIR_RE.match(f.name)]

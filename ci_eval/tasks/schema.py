@@ -12,12 +12,15 @@ A schema is found by name: any ci_eval/tasks/schemas/*.schema.json file is picke
 schema node that failed ("expected integer 1-5", "expected date YYYY-MM-DD", "expected positive
 number or object with keys agent, checks"), so a new schema gets readable messages for free.
 A node may carry a non-standard "x-expected" string to override that wording (JSON Schema
-ignores unknown keywords). Formats (e.g. "date") are checked. At most one problem is reported
+ignores unknown keywords), and "x-synonyms" ({word people use: the key they mean}) for the
+did-you-mean of an unknown key; the root may carry "x-key-word", what a key is called in
+messages ("unknown key", "required key is missing"; default "field"). Formats (e.g. "date") are checked. At most one problem is reported
 per JSON path.
 """
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
 from collections.abc import Iterable
@@ -44,8 +47,15 @@ def known_schemas() -> list[str]:
     return sorted(p.name[: -len(SCHEMA_SUFFIX)] for p in folder.glob("*" + SCHEMA_SUFFIX))
 
 
+# The file each schema describes, which also names it: `ci-eval schema ci-eval.yaml`.
+SCHEMA_FOR_FILE = {"ci-eval.yaml": "ci-eval", "metadata.json": "metadata",
+                   "rubric.yaml": "rubric", "baseline.json": "baseline"}
+
+
 def schema_path(name: str) -> Path:
-    """Path of schema NAME; UserError listing the known names if there is none."""
+    """Path of schema NAME (or of the file it describes: ci-eval.yaml); UserError listing the
+    known names if there is none."""
+    name = SCHEMA_FOR_FILE.get(name, name)
     if name in known_schemas():
         return schemas_dir() / f"{name}{SCHEMA_SUFFIX}"
     known = ", ".join(known_schemas()) or "none"
@@ -84,6 +94,13 @@ def _make_validator(schema: dict):
 class SchemaProblem:
     json_path: str  # "$", "$.difficulty", "$.tags[2]", "$.human_label.expected_pass_rate"
     message: str  # "expected integer 1-5, got \"hard\""
+    parts: tuple[str | int, ...] = ()  # the path as keys and indices: ("tags", 2)
+
+    @property
+    def dotted(self) -> str | None:
+        """The path as a YAML reader names it: "agents.claude-code.args[2]" (None: the top)."""
+        text = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in self.parts)
+        return text.lstrip(".") or None
 
     def __str__(self) -> str:
         return f"{self.json_path}: {self.message}"
@@ -153,8 +170,9 @@ def describe(node: Any, root: dict | None = None) -> str | None:
     for key in ("oneOf", "anyOf"):
         if key in node:
             parts = [describe(branch, root) for branch in node[key]]
-            if all(parts):
-                return " or ".join(parts)
+            said = [part for part in parts if part]
+            if len(said) == len(parts):
+                return " or ".join(said)
             return None
     if "const" in node:
         return render(node["const"])
@@ -248,38 +266,62 @@ def _explain(validator, error) -> list[SchemaProblem]:
             return _explain(validator, inner[0])
     if kind == "required":
         missing = [name for name in error.validator_value if name not in (error.instance or {})]
+        if node.get("additionalProperties") is False and isinstance(error.instance, dict):
+            # a key spelled wrong is both missing and unknown: said once, as the unknown one
+            # with its did-you-mean
+            extra = [str(k) for k in error.instance if k not in (node.get("properties") or {})]
+            missing = [name for name in missing
+                       if not difflib.get_close_matches(name, extra, n=1, cutoff=0.6)]
+            if not missing:
+                return []
         problems = []
         for name in missing:
             expected = describe((node.get("properties") or {}).get(name), root)
             hint = f" (expected {expected})" if expected else ""
             problems.append(
-                SchemaProblem(json_path(path + [name]), f"required field is missing{hint}")
+                _at([*path, name], f"required {root.get('x-key-word', 'field')} is missing{hint}")
             )
-        return problems or [SchemaProblem(json_path(path), error.message)]
+        return problems or [_at(path, error.message)]
     if kind == "additionalProperties" and isinstance(error.instance, dict):
         known = list((node.get("properties") or {}).keys())
-        extra = [k for k in error.instance if k not in known]
-        hint = f" (known: {', '.join(known)})" if known else ""
-        return [SchemaProblem(json_path(path + [k]), f"unknown field{hint}") for k in extra]
+        word = f"unknown {root.get('x-key-word', 'field')}"
+        return [_at([*path, k], word + _known_hint(k, known, node))
+                for k in error.instance if k not in known]
     if kind == "uniqueItems" and isinstance(error.instance, list):
         seen: list = []
         for item in error.instance:
             if item in seen:
                 return [
-                    SchemaProblem(
-                        json_path(path), f"expected unique items, got {render(item)} twice"
+                    _at(path, f"expected unique items, got {render(item)} twice"
                     )
                 ]
             seen.append(item)
     if kind == "minProperties" and node.get("properties"):
         names = ", ".join(node["properties"])
-        return [SchemaProblem(json_path(path), f"expected at least one of {names}, got {got}")]
+        return [_at(path, f"expected at least one of {names}, got {got}")]
     if kind in ("minItems", "maxItems"):
-        return [SchemaProblem(json_path(path), f"{error.message}")]
+        return [_at(path, f"{error.message}")]
     expected = describe(node, root)
     if expected:
-        return [SchemaProblem(json_path(path), f"expected {expected}, got {got}")]
-    return [SchemaProblem(json_path(path), error.message)]
+        return [_at(path, f"expected {expected}, got {got}")]
+    return [_at(path, error.message)]
+
+
+def _at(parts: Iterable[Any], message: str) -> SchemaProblem:
+    parts = tuple(parts)
+    return SchemaProblem(json_path(parts), message, parts)
+
+
+def _known_hint(key: Any, known: list[str], node: dict) -> str:
+    """" (did you mean 'x'? known: a, b)" for an unknown key: the node's "x-synonyms" (words
+    people use for a key, where spelling alone would suggest another), else the closest name."""
+    if not known:
+        return ""
+    synonyms = node.get("x-synonyms") or {}
+    close = [synonyms[key]] if key in synonyms else \
+        difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+    guess = f"did you mean {close[0]!r}? " if close else ""
+    return f" ({guess}known: {', '.join(known)})"
 
 
 def _matching_branch(validator, error) -> int | None:

@@ -61,8 +61,9 @@ def agent_hidden_paths(metadata: dict) -> list[Path]:
     runner.temp), and a file:// upstream's folder. Only those that exist."""
     found = [cache_dir()]
     pin = pin_of(metadata)
-    if pin and local_path(pin[0]) is not None:
-        found.append(local_path(pin[0]))
+    local = local_path(pin[0]) if pin else None
+    if local is not None:
+        found.append(local)
     return [path for path in found if path.is_dir()]
 
 

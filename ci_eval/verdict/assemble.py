@@ -27,7 +27,7 @@ def verdict_notes(loaded, baseline: Baseline, agent: str | None, other, *,
                   missing_baseline: bool, harness_of) -> tuple[str, ...]:
     """The verdict's notes: no baseline, another agent's runs as the baseline or an allowed
     agent mismatch, what changed in the agent's harness, the isolation notices."""
-    notes = (NO_BASELINE_NOTE,) if missing_baseline else ()
+    notes: tuple[str, ...] = (NO_BASELINE_NOTE,) if missing_baseline else ()
     if other is not None:
         notes += (f"The runs in {other.results_dir} are the baseline.", *other.notes)
     elif agent and baseline.agent and agent != baseline.agent:

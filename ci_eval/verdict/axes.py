@@ -57,9 +57,9 @@ class AxisVerdict:
 
     @property
     def evidence(self) -> str:
-        if self.status == "unknown":
-            return self.why_unknown
         base, now = self.baseline, self.current
+        if self.status == "unknown" or base is None or now is None:
+            return self.why_unknown
         pairs = len(base.values) * len(now.values)
         return (f"{self.axis} ×{self.ratio:.2f} (geometric mean {show(self.axis, now)} over "
                 f"{now.n} runs vs {show(self.axis, base)} over {base.n}; Mann-Whitney U = "

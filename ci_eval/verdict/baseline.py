@@ -40,6 +40,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from typing import cast
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
@@ -324,6 +325,8 @@ def parse_baseline(data: object, path: object = BASELINE_FILE) -> Baseline:
         raise UserError(f"expected a finite number, got {strict_json.show_number(value)}",
                         path=path, field=where)
     schema.validate_instance(data, "baseline", path=path)
+    data = cast(dict, data)  # the schema's top level is an object with an integer version
+    version = data["schema_version"]
     # Each version has its own name for the list: the other one is a mistake, not a synonym.
     own, other = ("snapshots", "observations") if version == 1 else ("observations", "snapshots")
     entries = {}

@@ -161,7 +161,7 @@ def confirmation_hook(baseline: Baseline, stages: tuple[int, ...], rules: GateRu
         entry = baseline.entries.get(task.id)
         rate = (gated_baseline_rate(entry, aspirational=task.aspirational, rules=rules)
                 if entry else None)
-        if rate is None or other_prompts([task.prompt_hash], entry.prompt_hash):
+        if entry is None or rate is None or other_prompts([task.prompt_hash], entry.prompt_hash):
             return 0  # not gated, or prompt-changed whatever the runs say
         counts = count_runs(records)
         return runs_to_add(rate, counts.passes, counts.valid, stages, recorded_runs=len(records),

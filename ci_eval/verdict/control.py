@@ -47,7 +47,7 @@ from ci_eval.verdict.baseline import Baseline
 from ci_eval.verdict.confirmation import DEFAULT_STAGES
 from ci_eval.verdict.confirmation import next_step as baseline_step
 from ci_eval.verdict.gate import REGRESSION_DROP, gated_baseline_rate, is_regression, rate_status
-from ci_eval.verdict.model import TaskVerdict, Verdict
+from ci_eval.verdict.model import TaskStatus, TaskVerdict, Verdict
 from ci_eval.verdict.rules import GateRules
 
 CONTROL_ALPHA = Fraction(1, 1500)  # per task and direction: ~20 tasks, ~10 looks, 2% per PR
@@ -95,7 +95,7 @@ def _check(passes: int, runs: int) -> None:
 
 def arm_status(baseline_rate: Fraction, pr_passes: int, pr_runs: int, control_passes: int,
                control_runs: int, *, threshold: Fraction = REGRESSION_DROP,
-               alpha: Fraction = CONTROL_ALPHA) -> str:
+               alpha: Fraction = CONTROL_ALPHA) -> TaskStatus:
     """The status of a gated task with pr_runs >= 1 valid PR runs and control_runs valid control
     runs (0: no control arm; then gate.rate_status alone). A PR arm below the line whose control
     arm did not move below the baseline (and that the test cannot tell from it) stays
@@ -168,7 +168,7 @@ def arms_hook(baseline: Baseline, stages: tuple[int, ...], rules: GateRules):
         entry = baseline.entries.get(task.id)
         rate = (gated_baseline_rate(entry, aspirational=task.aspirational, rules=rules)
                 if entry else None)
-        if rate is None or other_prompts([task.prompt_hash], entry.prompt_hash):
+        if entry is None or rate is None or other_prompts([task.prompt_hash], entry.prompt_hash):
             return 0, 0
         pr, main = count_runs(records), count_runs(control_records)
         step = next_step(rate, pr.passes, pr.valid, main.passes, main.valid, stages,
@@ -197,7 +197,7 @@ def judge_task(verdict: TaskVerdict, control_passes: int, control_runs: int,
     if (not verdict.gated or verdict.status not in RATE_STATUSES or not verdict.runs
             or verdict.baseline_rate is None or control_runs <= 0):
         return judged
-    status = arm_status(verdict.baseline_rate, verdict.passes, verdict.runs, control_passes,
+    status = arm_status(verdict.baseline_rate, verdict.passes or 0, verdict.runs, control_passes,
                         control_runs, threshold=rules.regression_threshold)
     why = {"drifted": "both arms below the baseline: main has moved, not this PR's regression",
            "regressed": "worse than the control arm" if worse_p(

@@ -31,9 +31,9 @@ from fractions import Fraction
 from ci_eval.errors import UserError
 from ci_eval.results.summary import TaskSummary
 from ci_eval.tasks.model import other_prompts, short_hash
-from ci_eval.verdict.axes import axis_statuses, unknown_axes
+from ci_eval.verdict.axes import AxisVerdict, axis_statuses, unknown_axes
 from ci_eval.verdict.baseline import Baseline, BaselineEntry
-from ci_eval.verdict.model import TaskResult, TaskState, TaskVerdict, Verdict
+from ci_eval.verdict.model import TaskResult, TaskState, TaskStatus, TaskVerdict, Verdict
 from ci_eval.verdict.rules import DEFAULT_REGRESSION_THRESHOLD, DEFAULT_RULES, GateRules
 
 REGRESSION_DROP = DEFAULT_REGRESSION_THRESHOLD  # the shipped default (gate.regression_threshold)
@@ -55,7 +55,7 @@ def is_improvement(baseline_rate: Fraction, current_rate: Fraction,
 
 
 def rate_status(baseline_rate: Fraction, passes: int, runs: int,
-                threshold: Fraction = REGRESSION_DROP) -> str:
+                threshold: Fraction = REGRESSION_DROP) -> TaskStatus:
     """"regressed" | "improved" | "unchanged" for passes/runs (runs >= 1) against a baseline."""
     rate = Fraction(passes, runs)
     if is_regression(baseline_rate, rate, threshold):
@@ -110,8 +110,9 @@ def classify(
     aspirational = bool(state and state.aspirational) or bool(
         entry and not is_gated_entry(entry, rules))
     gated = entry is not None and not aspirational
+    axes: tuple[AxisVerdict, ...] = ()
     if entry is None or result is None:
-        axes = ()
+        pass
     elif _changed_prompt(entry, state, result):
         axes = unknown_axes(rules.axes, "another prompt than the baseline's")
     else:
@@ -124,7 +125,7 @@ def classify(
         recorded = result.summary.runs + result.summary.errors
         notes.append(f"agent exited non-zero in {result.summary.agent_nonzero} of {recorded} runs")
 
-    def verdict(status: str, *extra: str) -> TaskVerdict:
+    def verdict(status: TaskStatus, *extra: str) -> TaskVerdict:
         return TaskVerdict(task=task, status=status, gated=gated,
                            note="; ".join([*notes, *extra]), **base, **current)
 
@@ -208,7 +209,8 @@ def _why_aspirational(state: TaskState | None, entry: BaselineEntry, rules: Gate
 
 def _changed_prompt(entry: BaselineEntry, state: TaskState | None,
                     result: TaskResult | None) -> str:
-    if state is not None and other_prompts([state.prompt_hash], entry.prompt_hash):
+    if state is not None and state.prompt_hash is not None and \
+            other_prompts([state.prompt_hash], entry.prompt_hash):
         return (f"prompt.md changed since the baseline ({short_hash(entry.prompt_hash)} -> "
                 f"{short_hash(state.prompt_hash)}); frozen wording: add a new task instead")
     if result is not None:

@@ -61,7 +61,8 @@ class DriftRecord:
 
 def drift_records(verdict: Verdict) -> dict[str, DriftRecord]:
     """Per task the rate rule judged (_judged): drifted or not, and the baseline's counts."""
-    return {t.task: DriftRecord(t.status == "drifted", t.baseline_passes, t.baseline_runs)
+    return {t.task: DriftRecord(t.status == "drifted", t.baseline_passes or 0,
+                                t.baseline_runs or 0)
             for t in verdict.tasks if _judged(t)}
 
 
@@ -127,6 +128,6 @@ def refresh_due(summaries: Sequence[RunSummary], after: int) -> list[RefreshDue]
         streak = current_streak(summaries, task)
         if len(streak) >= after:
             due.append(RefreshDue(task, len(streak), sum(r.passes for r in streak),
-                                  sum(r.runs for r in streak), streak[0].baseline_passes,
-                                  streak[0].baseline_runs))
+                                  sum(r.runs for r in streak), streak[0].baseline_passes or 0,
+                                  streak[0].baseline_runs or 0))
     return due

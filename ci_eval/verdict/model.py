@@ -7,13 +7,17 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import TYPE_CHECKING, Literal, get_args
 
 from ci_eval.results import stats
 from ci_eval.results.summary import TaskSummary
 from ci_eval.verdict.axes import AxisVerdict
 from ci_eval.verdict.rules import DEFAULT_RULES, GateRules
 
-STATUSES = (
+if TYPE_CHECKING:  # against.py builds on this module's types
+    from ci_eval.verdict.against import Against
+
+TaskStatus = Literal[
     "regressed",
     "inconclusive",
     "prompt-changed",
@@ -23,7 +27,8 @@ STATUSES = (
     "missing",
     "aspirational",
     "unchanged",
-)
+]
+STATUSES: tuple[TaskStatus, ...] = get_args(TaskStatus)
 FAILING_STATUSES = frozenset({"regressed", "inconclusive", "prompt-changed"})
 
 
@@ -49,7 +54,7 @@ class TaskResult:
 @dataclass(frozen=True)
 class TaskVerdict:
     task: str
-    status: str
+    status: TaskStatus
     gated: bool  # a failing status of this task fails the gate
     baseline_passes: int | None = None
     baseline_runs: int | None = None
@@ -74,11 +79,12 @@ class TaskVerdict:
 
     @property
     def baseline_rate(self) -> Fraction | None:
-        return Fraction(self.baseline_passes, self.baseline_runs) if self.baseline_runs else None
+        return Fraction(self.baseline_passes or 0, self.baseline_runs) if self.baseline_runs \
+            else None
 
     @property
     def rate(self) -> Fraction | None:
-        return Fraction(self.passes, self.runs) if self.runs else None
+        return Fraction(self.passes or 0, self.runs) if self.runs else None
 
     @property
     def delta(self) -> Fraction | None:
@@ -89,11 +95,12 @@ class TaskVerdict:
     @property
     def interval(self) -> tuple[float, float] | None:
         """95% Wilson interval of the current pass rate."""
-        return stats.wilson_interval(self.passes, self.runs) if self.runs else None
+        return stats.wilson_interval(self.passes or 0, self.runs) if self.runs else None
 
     @property
     def control_rate(self) -> Fraction | None:
-        return Fraction(self.control_passes, self.control_runs) if self.control_runs else None
+        return Fraction(self.control_passes or 0, self.control_runs) if self.control_runs \
+            else None
 
     @property
     def tokens_delta(self) -> float | None:
@@ -130,7 +137,7 @@ class Verdict:
     total_tokens: int | None = None  # of every run compared (None: no run reported any)
     total_cost_usd: float | None = None
     rules: GateRules = DEFAULT_RULES
-    against: object = None  # verdict/against.Against: `compare --against`'s other agent
+    against: Against | None = None  # `compare --against`'s other agent
 
     @property
     def failed(self) -> tuple[TaskVerdict, ...]:

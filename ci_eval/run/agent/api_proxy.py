@@ -1,8 +1,8 @@
 """`network: api-only` for an agent: its sandbox gets a network namespace of its own (nothing but
 its own loopback), where a relay listens on 127.0.0.1:RELAY_PORT and passes every connection to
 this proxy over a unix socket in the run folder. The proxy, on the host, allows only CONNECT
-(HTTPS) and absolute-URI HTTP requests to the hosts allowed: the preset's model API, the
-agent's base_url and the entry's allow_hosts. Everything else, a git clone of the task's
+(HTTPS) and absolute-URI HTTP requests to the hosts allowed: the preset's model API (its
+api_hosts), the agent's base_url and the entry's allow_hosts. Everything else, a git clone of the task's
 upstream or a package index included, gets 403 or no route at all (docs/agents.md).
 
 The agent learns the proxy from HTTPS_PROXY / HTTP_PROXY / ALL_PROXY (and their lower-case
@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from ci_eval.run.agent import relay_program
 from ci_eval.run.agent.relay_program import SOCKET_NAME, pump
 from ci_eval.run.sandbox.program_text import program_text
+from ci_eval.agents.presets import PRESETS
 
 RELAY_PORT = 3128
 MAX_HEAD_BYTES = 64 * 1024
@@ -35,26 +36,11 @@ _TOO_MANY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
 _FORBIDDEN = b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 _HEAD_TOO_LARGE = (b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n"
                    b"Connection: close\r\n\r\n")
-PRESET_API_HOSTS = {
-    "claude-code": ("api.anthropic.com",),
-    "codex": ("api.openai.com", "chatgpt.com"),
-    "gemini": ("generativelanguage.googleapis.com", "oauth2.googleapis.com"),
-    "aider": ("api.anthropic.com", "api.openai.com"),
-    "goose": ("api.anthropic.com", "api.openai.com"),
-    "mini-swe-agent": ("api.anthropic.com", "api.openai.com"),
-}
-PRESET_API_HOSTS["qwen-code"] = ("api.openai.com", "dashscope.aliyuncs.com",
-                                 "dashscope-intl.aliyuncs.com")
-PRESET_API_HOSTS["opencode"] = ("api.anthropic.com", "api.openai.com")
-PRESET_API_HOSTS["cline"] = ("api.anthropic.com", "api.openai.com", "openrouter.ai")
-PRESET_API_HOSTS["copilot"] = ("api.githubcopilot.com", "api.individual.githubcopilot.com",
-                               "api.business.githubcopilot.com",
-                               "api.enterprise.githubcopilot.com", "api.github.com")
 
 
 def allowed_hosts(preset: str | None, base_url: str | None, listed) -> frozenset[str]:
     """host or host:port entries the proxy lets through (lower-case)."""
-    hosts = list(PRESET_API_HOSTS.get(preset or "", ()))
+    hosts = list(PRESETS[preset].api_hosts if preset else ())
     if base_url:
         parts = urlsplit(base_url)
         if parts.hostname:

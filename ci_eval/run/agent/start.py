@@ -249,7 +249,7 @@ def agent_command(agent: AgentConfig, task: Task, paths: RunPaths, env: dict, *,
     """The argv to run: a preset's (its program on PATH), or the entry's command with the
     repo's files it names run from elsewhere (resolve_command); FileNotFoundError otherwise."""
     if not agent.preset:
-        return resolve_command(agent.command, repo_root, paths, env,
+        return resolve_command(agent.command or (), repo_root, paths, env,
                                copy_scripts=not agent.shell, harness=harness)
     preset = PRESETS[agent.preset]
     gateway = tuple(preset.gateway_args(agent.base_url)) if agent.base_url else ()

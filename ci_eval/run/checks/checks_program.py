@@ -223,7 +223,7 @@ def _guard_process() -> None:
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
-def command(verdict_fd: int, checks: str, sys_path: list[str],
+def command(verdict_fd: int, checks: str, sys_path: list[str] | tuple[str, ...],
             gate_fd: int | None = None) -> list[str]:
     """How this program is started, by the harness or by the sandbox launcher's fork: the path
     `python -I` would have (given, since -S), and -B: no bytecode written beside checks.py's

@@ -69,7 +69,7 @@ def read_junit(path: str | Path, *, classname: bool | str = False) -> dict[str, 
 def parse_junit(data: bytes, *, classname: bool | str = False) -> dict[str, str]:
     """test id -> outcome from a JUnit document's bytes (see the module's docstring)."""
     text = _checked_text(data)
-    parser = ElementTree.XMLPullParser(events=("start", "end"))
+    parser: ElementTree.XMLPullParser = ElementTree.XMLPullParser(events=("start", "end"))
     outcomes: dict[str, str] = {}
     suites: list[str] = []
     depth = elements = 0

@@ -228,8 +228,8 @@ class ChecksRun:
             request = checks_request(self.isolation, view, task.checks_path, task_dir=task.path,
                                      workspace=self.workspace, checks_dir=self.checks_dir,
                                      held=gated)
-            extra_fds = ()
-            if gated:
+            extra_fds: tuple[int, ...] = ()
+            if self.held is not None:
                 gate_read, gate = os.pipe()
                 extra_fds = (gate_read, os.dup(self.held))
             # status first, then verdict: the order the launcher hands them on
@@ -309,7 +309,7 @@ def checks_outcome(task: Task, reports: Path, result: ProcessResult, verdict: st
     if result.timed_out:
         return outcome(CheckKind.TIMEOUT, f"checks timed out after {task.checks_timeout:g}s"
                        + (f": {reason}" if reason else ""))
-    expected = WORDS.get(result.exit_code, "crash")
+    expected = WORDS.get(result.exit_code, "crash") if result.exit_code is not None else "crash"
     if verdict != expected:
         how = (f"killed by signal {-result.exit_code}" if result.exit_code is not None
                and result.exit_code < 0 else f"exit {result.exit_code}")

@@ -47,7 +47,7 @@ def run_step(argv: list[str], *, timeout: float, env: dict | None = None,
     before = descendants()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                             cwd=cwd)
-    tails = (deque(), deque())
+    tails: tuple[deque, deque] = (deque(), deque())
     readers = [threading.Thread(target=_keep_tail, args=(stream, tail), daemon=True)
                for stream, tail in zip((proc.stdout, proc.stderr), tails)]
     for reader in readers:

@@ -19,6 +19,8 @@ def main() -> int:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(here))))
     spec = importlib.util.spec_from_file_location(
         "ci_eval_run_checks", os.path.join(os.path.dirname(here), "checks", "checks_program.py"))
+    if spec is None or spec.loader is None:
+        raise SystemExit("ci-eval: the checks program is missing beside this one")
     wrapper = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(wrapper)
     return wrapper.judge(verdict, sys.argv[1])

@@ -118,7 +118,7 @@ def run_container(argv: list[str], name: str, timeout: float, *,
     timer = threading.Timer(timeout, on_timeout)
     timer.start()
     try:
-        if input is not None:
+        if input is not None and proc.stdin is not None:
             try:
                 proc.stdin.write(input)
                 proc.stdin.close()
@@ -132,7 +132,7 @@ def run_container(argv: list[str], name: str, timeout: float, *,
             proc.kill()
             proc.wait()
         timed_out = expired.is_set()
-        state = ("", False)
+        state: tuple[str, bool] | None = ("", False)
         if not timed_out and (proc.returncode < 0 or proc.returncode in ENGINE_EXIT_CODES):
             # ambiguous: the engine's own failure, the memory limit, or the command's own code
             state = _final_state(name)
@@ -227,7 +227,7 @@ def image_config(tag: str) -> ImageConfig | None:
         raise EngineError(last_line(proc.stderr) or "docker image inspect failed")
     lines = [line.strip() for line in
              (proc.stdout.decode(errors="replace").splitlines() + [""] * 5)[:5]]
-    return ImageConfig(*lines[:3], entrypoint=lines[3] not in ("", "null", "[]"),
+    return ImageConfig(lines[0], lines[1], lines[2], entrypoint=lines[3] not in ("", "null", "[]"),
                        path=_path_of(lines[4]))
 
 
@@ -300,7 +300,8 @@ def copy_out(tag: str, folder: str, target: Path, *, cap: int = COPY_OUT_CAP_BYT
                 raise EngineError(said or f"docker cp: {exc}") from None
             finally:
                 timer.cancel()
-                proc.stdout.close()
+                if proc.stdout is not None:
+                    proc.stdout.close()
             if proc.returncode != 0:
                 errors.seek(0)
                 raise EngineError(last_line(errors.read(65536))

@@ -130,7 +130,7 @@ class ImageCache:
         log = None
         config = engine.image_config(tag)
         built = config is None
-        if built:
+        if config is None:
             log = self.log_dir / f"{task.id}.build.log"
             build(tag, settings.context(task), settings.dockerfile_path(task), log,
                   timeout=settings.build_timeout, task_id=task.id)

@@ -28,12 +28,12 @@ OWN_HOME = "home"  # the folder's name, in the run folder (agent) or the checks 
 LOGIN_CAP_BYTES = 1024 * 1024
 
 
-def own_home(folder: Path, files: Mapping[str, str | bytes] = ()) -> dict[str, str]:
+def own_home(folder: Path, files: Mapping[str, str | bytes] | None = None) -> dict[str, str]:
     """Make `folder` (which must not exist) a HOME holding `files` (relative path -> content);
     the environment change that makes it the HOME."""
     folder = Path(folder)
     folder.mkdir(mode=0o700)
-    for relative, content in dict(files).items():
+    for relative, content in dict(files or {}).items():
         target = folder / _relative(relative)
         target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         data = content.encode() if isinstance(content, str) else content

@@ -134,7 +134,8 @@ class Launcher:
     @property
     def pid(self) -> int | None:
         """The launcher's pid while it runs (benchmarks read its CPU time)."""
-        return self._process.pid if self.alive() else None
+        process = self._process
+        return process.pid if process is not None and self.alive() else None
 
     def alive(self) -> bool:
         return self._process is not None and self._process.poll() is None

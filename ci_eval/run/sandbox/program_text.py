@@ -11,4 +11,4 @@ from types import ModuleType
 
 @functools.cache
 def program_text(program: ModuleType) -> str:
-    return Path(program.__file__).read_text(encoding="utf-8")
+    return Path(str(program.__file__)).read_text(encoding="utf-8")

@@ -122,7 +122,8 @@ def run_view(repo_root: Path, runs_base: Path, hide, *, home: str | None, extra_
     `home`: the host's HOME the command shares (home: host: an overlay, writes discarded); None:
     the command has a HOME of its own in a writable folder, and the host's is covered too, but
     the tools on PATH in it (host_home_kept)."""
-    private, tmpfs = [], []
+    private: list[str] = []
+    tmpfs: list[str] = []
     for names, kind in (((*PRIVATE_TMP, tempfile.gettempdir()), private), (EMPTY_TMP, tmpfs)):
         for name in names:
             path = os.path.realpath(name)
@@ -235,7 +236,7 @@ def release_scratch(run_dir: Path) -> None:
 
 def _chmod_nested(parent: int, names: list[str], flags: int) -> None:
     """chmod 0700 the folder parent/names[0]/.../names[-1], no link followed on the way."""
-    fds = []
+    fds: list[int] = []
     try:
         for name in names[:-1]:
             fds.append(os.open(name, flags, dir_fd=fds[-1] if fds else parent))

@@ -137,7 +137,7 @@ def workspace_diff(pristine: Path, workspace: Path, *, cap: int = DIFF_CAP_BYTES
     changes = []
     for path in sorted(changed):
         old, new = before.get(path), after.get(path)
-        if path in mode_only:
+        if path in mode_only and old is not None and new is not None:
             header = (f"diff --git a/{path} b/{path}\nold mode {old.mode:o}\n"
                       f"new mode {new.mode:o}\n")
             changes.append((FileChange(path, "mode"), header))
@@ -302,15 +302,15 @@ def _compare(path: str, old: _Entry | None, new: _Entry | None, pristine: Path,
              workspace: Path, budget: _Budget) -> tuple[FileChange, str]:
     """A changed path: its change and its git-style diff text."""
     head = f"diff --git a/{path} b/{path}\n"
-    if old is None:
+    if old is None and new is not None:
         head += f"new file mode {new.mode:o}\n"
         status = "added"
-    elif new is None:
+    elif new is None and old is not None:
         head += f"deleted file mode {old.mode:o}\n"
         status = "deleted"
     else:
         status = "modified"
-        if old.mode != new.mode:
+        if old is not None and new is not None and old.mode != new.mode:
             head += f"old mode {old.mode:o}\nnew mode {new.mode:o}\n"
     a, why_a = _content(pristine, path, old, budget)
     b, why_b = _content(workspace, path, new, budget)

@@ -164,7 +164,7 @@ def _pack(objects: dict) -> tuple[bytes, bytes]:
         index += struct.pack(">I", total)
     index += b"".join(shas)
     index += b"".join(struct.pack(">I", where[sha][1]) for sha in shas)
-    large = []
+    large: list = []
     for sha in shas:
         offset = where[sha][0]
         if offset < 0x80000000:
