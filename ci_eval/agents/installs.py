@@ -30,6 +30,7 @@ class Install:
     model_note: str = ""  # what else the tool needs to know (the model), "" when nothing
     needs_model: bool = False  # init refuses it without --model (the tool has no default)
     refused: str = ""  # why init cannot write a workflow that runs it ("" when it can)
+    python: str = ""  # the Python a pip package needs ("3.12": set up first), "" = python3
 
     @property
     def spec(self) -> str:
@@ -67,6 +68,11 @@ INSTALLS: dict[str, Install] = {i.preset: i for i in (
             "version: init would write a workflow that cannot run. Set it up by hand: an "
             "agents: entry in ci-eval.yaml (preset: goose, model: PROVIDER/MODEL) and a step in "
             "eval.yml that installs the goose binary (docs/agents.md)"),
+    Install("openhands", "pip", "openhands", "1.16.0", "openhands", ("LLM_API_KEY",),
+            model_note="OpenHands needs a litellm model name: set `model:` in an agents: entry "
+            "of ci-eval.yaml (preset: openhands), e.g. anthropic/claude-sonnet-4-5 (it becomes "
+            "LLM_MODEL; the key is LLM_API_KEY)",
+            needs_model=True, python="3.12"),
 )}
 
 

@@ -9,11 +9,14 @@ from __future__ import annotations
 import difflib
 
 from ci_eval.agents import aider, claude_code, codex, gemini, goose, mini_swe_agent
+from ci_eval.agents import openhands
 from ci_eval.agents.preset import Preset
 
 PRESETS: dict[str, Preset] = {
     module.PRESET.name: module.PRESET
     for module in (claude_code, codex, gemini, aider, goose, mini_swe_agent)
+} | {
+    module.PRESET.name: module.PRESET for module in (openhands,)
 }
 
 

@@ -90,6 +90,7 @@ def agent_env_block(env_names: tuple[str, ...]) -> str:
 
 
 SETUP_NODE = "actions/setup-node@49933ea5288caeca8642d1e84afbd3f7d6820020 # v4.4.0"
+SETUP_PYTHON = "actions/setup-python@e797f83bcb11b83ae66e0230d6156d7c80228e7c # v6.0.0"
 # Reused when PREFIX already holds the pinned version (see agents/installs.py).
 _INSTALLED_VERSION = {
     "npm": 'node -p "require(process.argv[1]).version" '
@@ -120,6 +121,9 @@ def agent_install_block(install) -> str:
     if install.kind == "npm":
         steps += [f"      - uses: {SETUP_NODE}", "        with:",
                   f'          node-version: "{installs.NODE_VERSION}"']
+    if install.python:  # its venv is made from the python3 this puts first on PATH
+        steps += [f"      - uses: {SETUP_PYTHON}", "        with:",
+                  f'          python-version: "{install.python}"']
     # The pin in Renovate's `# renovate:` + `*_VERSION:` convention (its preset
     # customManagers:githubActionsVersions reads it), so a bot's bump PR changes this one line.
     steps += [f"      - name: Install {install.program} ({install.package})",

@@ -18,8 +18,8 @@ import shlex
 from dataclasses import dataclass
 
 # Shell tools by name, as each CLI declares them: Claude Code's Bash, codex's exec_command
-# (or the older shell), gemini-cli's run_shell_command, mini-swe-agent's bash.
-SHELL_TOOL_NAMES = ("Bash", "exec_command", "shell", "run_shell_command", "bash")
+# (or the older shell), gemini-cli's run_shell_command, mini-swe-agent's bash, OpenHands' terminal.
+SHELL_TOOL_NAMES = ("Bash", "exec_command", "shell", "run_shell_command", "bash", "terminal")
 COMMAND_PROPERTIES = ("command", "cmd")
 MINI_SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 FINAL_TEXT = "Done: the answer is written."
@@ -47,10 +47,13 @@ class ShellTool:
     name: str
     argument: str  # the property holding the command
     kind: str  # "string", or "array" (["bash", "-lc", CMD])
+    # other required properties that take one of a list of values, with the first of them
+    # (OpenHands' security_risk: "LOW"): a call without them is refused by the tool
+    required: tuple[tuple[str, object], ...] = ()
 
     def arguments(self, command: str) -> dict:
         value = ["bash", "-lc", command] if self.kind == "array" else command
-        return {self.argument: value}
+        return {self.argument: value, **dict(self.required)}
 
 
 @dataclass(frozen=True)
@@ -86,5 +89,9 @@ def shell_tool(declarations: list[tuple[str, dict]]) -> ShellTool | None:
             argument = next((p for p in COMMAND_PROPERTIES if p in properties), "command")
             declared = str((properties.get(argument) or {}).get("type", "")).lower()
             kind = "array" if declared == "array" else "string"
-            return ShellTool(name, argument, kind)
+            required = (by_name[name] or {}).get("required") or []
+            chosen = tuple((p, properties[p]["enum"][0]) for p in required
+                           if p != argument and isinstance(properties.get(p), dict)
+                           and properties[p].get("enum"))
+            return ShellTool(name, argument, kind, chosen)
     return None

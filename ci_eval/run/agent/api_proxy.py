@@ -40,6 +40,7 @@ PRESET_API_HOSTS = {
     "aider": ("api.anthropic.com", "api.openai.com"),
     "goose": ("api.anthropic.com", "api.openai.com"),
     "mini-swe-agent": ("api.anthropic.com", "api.openai.com"),
+    "openhands": ("api.anthropic.com", "api.openai.com"),
 }
 
 # Runs inside the agent's sandbox with the sandbox's interpreter (no ci_eval import: the package
