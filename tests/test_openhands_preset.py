@@ -119,19 +119,23 @@ def test_a_malformed_or_hostile_state_file_gives_no_usage_and_never_raises(state
     assert report.infra_error is None and report.notes
 
 
-def test_no_state_file_and_a_failed_start_is_a_setup_error():
-    output = "Error: Missing required environment variables: LLM_MODEL\n"
+@pytest.mark.parametrize(("missing", "kind"), [("LLM_MODEL", "setup"),
+                                                ("LLM_API_KEY, LLM_MODEL", "auth")])
+def test_no_state_file_and_a_failed_start_is_infrastructure(missing, kind):
+    output = f"Error: Missing required environment variable(s): {missing}\nWhen using ...\n"
     report = PRESET.parse(output, 1, {})
-    assert report.infra_error is not None and report.infra_error.kind == "setup", report
+    assert report.infra_error is not None and report.infra_error.kind == kind, report
     assert "no conversation state file" in report.note
+    refused = PRESET.parse("openhands: error: unrecognized arguments: --bad\n", 2, {})
+    assert refused.infra_error.kind == "setup"
     assert PRESET.parse("", None, {}).infra_error is None  # killed at the timeout: scored
 
 
 def test_argv_keeps_the_conversation_in_the_runs_folder_under_a_fixed_id():
     argv = PRESET.argv("task text", "/r/run/prompt.md", "/r/run/ws", "/r/run", "openai/x",
                        ("--exit-without-confirmation",))
-    assert argv == ["env", "OPENHANDS_CONVERSATIONS_DIR=/r/run/openhands", "openhands",
-                    "--headless", "--json", "--override-with-envs", "--resume", CONVERSATION_ID,
+    assert PRESET.run_env("/r/run") == {"OPENHANDS_CONVERSATIONS_DIR": "/r/run/openhands"}
+    assert argv == ["openhands", "--headless", "--json", "--override-with-envs", "--resume", CONVERSATION_ID,
                     "-f", "/r/run/prompt.md", "--exit-without-confirmation"]
     assert PRESET.output_files("/r/run") == {"state": f"/r/run/{STATE_FILE}"}
     assert STATE_FILE == f"openhands/{CONVERSATION_ID.replace('-', '')}/base_state.json"

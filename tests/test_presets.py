@@ -28,6 +28,7 @@ PROMPT = "- Write the answer to the question in README.md into answer.txt.\n"  #
 KEYS = {"claude-code": "ANTHROPIC_API_KEY", "codex": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY",
         "aider": "ANTHROPIC_API_KEY", "goose": "ANTHROPIC_API_KEY",
         "mini-swe-agent": "ANTHROPIC_API_KEY"}
+KEYS |= {"openhands": "LLM_API_KEY"}
 
 
 @dataclass
@@ -54,11 +55,12 @@ def run_preset(tmp_path: Path, name: str, mode: str = "success", *, model: str |
     if environ is None:
         environ = {"PATH": f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}", "HOME": str(home),
                    KEYS[name]: "sk-test-key", "UNRELATED_SECRET": "must-not-leak",
-                   "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
+                   "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
+                   "LLM_MODEL": "anthropic/claude-sonnet-4-5"}  # openhands has no default
     # The runner's recipe (ci_eval/agents/preset.py): allow-listed names, then fixed values.
     agent = preset_agent(name)
     env = {key: environ[key] for key in visible_env(agent) if key in environ}
-    env |= preset.env(model)
+    env |= preset.env(model) | preset.run_env(str(run_dir))
     record = tmp_path / "received.json"
     env |= {"FAKE_AGENT_MODE": mode, "FAKE_AGENT_PYTHON": sys.executable,
             "FAKE_AGENT_RECORD": str(record)}
@@ -106,6 +108,12 @@ CASES = {
     ("mini-swe-agent", "rate_limit"): (None, None, None, None, None, 0.0, "rate_limit", 1, False),
     ("mini-swe-agent", "auth"): (None, None, None, None, None, 0.0, "auth", 1, False),
     ("mini-swe-agent", "malformed"): (None, None, None, None, None, None, None, 0, False),
+    # OpenHands exits 0 whether the conversation finished or ended on an error (its state file)
+    ("openhands", "success"): (13410, 13200, 210, 5800, 0, 0.0291, None, 0, True),
+    ("openhands", "max_turns"): (13410, 13200, 210, 5800, 0, 0.0291, None, 0, True),
+    ("openhands", "rate_limit"): (None, None, None, None, None, None, "rate_limit", 0, False),
+    ("openhands", "auth"): (None, None, None, None, None, None, "auth", 0, False),
+    ("openhands", "malformed"): (None, None, None, None, None, None, None, 0, False),
 }
 
 
@@ -207,6 +215,8 @@ ARGV = {
     "mini-swe-agent": ["mini-swe-agent", "--yolo", "--exit-immediately", f"--task={PROMPT}",
                        "--output", "RUN/mini-swe-agent.traj.json", "--model", "MODEL",
                        "--extra", "1"],
+    "openhands": ["openhands", "--headless", "--json", "--override-with-envs", "--resume",
+                  "0c1e7a1e-0000-4000-8000-000000000001", "-f", "RUN/prompt.md", "--extra", "1"],
 }
 FIXED_ENV = {
     "claude-code": {"IS_SANDBOX": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"},
@@ -216,6 +226,7 @@ FIXED_ENV = {
     "goose": {"GOOSE_MODE": "auto", "GOOSE_DISABLE_KEYRING": "true",
               "GOOSE_PROVIDER": "anthropic", "GOOSE_MODEL": "MODEL"},
     "mini-swe-agent": {"MSWEA_CONFIGURED": "true", "MSWEA_COST_TRACKING": "ignore_errors"},
+    "openhands": {"LLM_MODEL": "MODEL", "OPENHANDS_SUPPRESS_BANNER": "1"},
 }
 
 
@@ -267,7 +278,7 @@ def test_missing_key_is_an_auth_infra_error_for_every_tool(tmp_path):
     for name in PRESETS:
         # a model named where the tool has no default one (its own preflight refusal)
         problem = env_problem(preset_agent(name), {"PATH": "/usr/bin", "GOOSE_MODEL": "m",
-                                                   "MSWEA_MODEL_NAME": "m"})
+                                                   "MSWEA_MODEL_NAME": "m", "LLM_MODEL": "m"})
         assert problem and KEYS[name] in problem, problem
 
 

@@ -1,8 +1,8 @@
 """OpenHands (`openhands`, PyPI `openhands`: the OpenHands CLI on the OpenHands SDK), headless:
 
-    env OPENHANDS_CONVERSATIONS_DIR=RUN_DIR/openhands openhands --headless --json
-        --override-with-envs --resume CONVERSATION_ID -f PROMPT_FILE
+    openhands --headless --json --override-with-envs --resume CONVERSATION_ID -f PROMPT_FILE
 
+with OPENHANDS_CONVERSATIONS_DIR=RUN_DIR/openhands (the run's folder, outside the workspace).
 It runs in the workspace itself (the SDK's LocalWorkspace: no Docker). The model, key and base URL
 come from LLM_MODEL, LLM_API_KEY and LLM_BASE_URL (--override-with-envs; a litellm model name such
 as openai/gpt-4o or anthropic/claude-sonnet-4-5). --resume of a conversation that does not exist
@@ -31,6 +31,7 @@ the run's timeout is the bound).
 from __future__ import annotations
 
 import json
+import re
 from types import MappingProxyType
 
 from ci_eval import strict_json
@@ -65,6 +66,8 @@ API_ERRORS = {
     "NotFoundError": "setup", "LLMBadRequestError": "setup", "BadRequestError": "setup",
 }
 AGENT_ENDINGS = ("finished", "stuck")
+# --override-with-envs without its variables (and no agent settings file): before any model call
+MISSING_ENV = re.compile(r"Missing required environment variable\(s\): ([A-Z_, ]+)")
 MODEL_RETRIES = 1
 # The agent as the CLI's default builds it (openhands_cli.utils.get_default_cli_agent: the same
 # condenser), with bounded retries; LLM_MODEL, LLM_API_KEY and LLM_BASE_URL replace the model
@@ -103,10 +106,12 @@ class OpenHands(Preset):
     def home_files(self, model):
         return {".openhands/agent_settings.json": AGENT_SETTINGS}
 
+    def run_env(self, run_dir):
+        return {"OPENHANDS_CONVERSATIONS_DIR": f"{run_dir}/{CONVERSATIONS}"}
+
     def argv(self, prompt_text, prompt_file, workspace, run_dir, model, extra_args):
-        return ["env", f"OPENHANDS_CONVERSATIONS_DIR={run_dir}/{CONVERSATIONS}", self.program,
-                "--headless", "--json", "--override-with-envs", "--resume", CONVERSATION_ID,
-                "-f", prompt_file, *extra_args]
+        return [self.program, "--headless", "--json", "--override-with-envs",
+                "--resume", CONVERSATION_ID, "-f", prompt_file, *extra_args]
 
     def output_files(self, run_dir):
         return {"state": f"{run_dir}/{STATE_FILE}"}
@@ -118,6 +123,9 @@ class OpenHands(Preset):
             infra = None
             if error is not None:
                 infra = _infra(*error)
+            elif missing := MISSING_ENV.search(output):
+                infra = make_infra("auth" if "LLM_API_KEY" in missing.group(1) else "setup",
+                                   f"openhands: {missing.group(0)}")
             elif exit_code not in (0, None):
                 infra = classify("\n".join(output.splitlines()[-5:])) or make_infra(
                     "setup", f"openhands exited {exit_code} before it started a conversation: "
