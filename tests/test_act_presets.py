@@ -68,6 +68,10 @@ CASES = {
     "aider": Case("OPENAI_API_KEY", env="OPENAI_API_BASE", suffix="/v1"),
     "mini-swe-agent": Case("OPENAI_API_KEY", suffix="/v1", model="openai/gpt-4o"),
 }
+# The presets added in the second round of agents (issue 34): one line each.
+CASES |= {
+    "openhands": Case("LLM_API_KEY", suffix="/v1", model="openai/gpt-4o"),
+}
 
 
 def require_tools(kind: str) -> None:

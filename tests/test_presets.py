@@ -109,8 +109,8 @@ CASES = {
     ("mini-swe-agent", "auth"): (None, None, None, None, None, 0.0, "auth", 1, False),
     ("mini-swe-agent", "malformed"): (None, None, None, None, None, None, None, 0, False),
     # OpenHands exits 0 whether the conversation finished or ended on an error (its state file)
-    ("openhands", "success"): (13410, 13200, 210, 5800, 0, 0.0291, None, 0, True),
-    ("openhands", "max_turns"): (13410, 13200, 210, 5800, 0, 0.0291, None, 0, True),
+    ("openhands", "success"): (13410, 13200, 210, 5800, None, 0.0291, None, 0, True),
+    ("openhands", "max_turns"): (13410, 13200, 210, 5800, None, 0.0291, None, 0, True),
     ("openhands", "rate_limit"): (None, None, None, None, None, None, "rate_limit", 0, False),
     ("openhands", "auth"): (None, None, None, None, None, None, "auth", 0, False),
     ("openhands", "malformed"): (None, None, None, None, None, None, None, 0, False),

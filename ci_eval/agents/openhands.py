@@ -17,6 +17,8 @@ yet starts it under that fixed id, so its state file has a known path in the run
 
 Usage and cost are read from that file (written by the SDK, not the model), summed over its
 LLMs (the agent and the condenser); prompt_tokens already count cache reads and writes (litellm).
+cache_write_tokens is 0 for an API that has no such field (OpenAI chat completions): 0 is read
+as not reported.
 The cost is litellm's price list's: 0 after model calls is a model without a price, read as unknown.
 
 An API error ends the conversation with execution_status "error" and, on stdout (one JSONL event
@@ -212,7 +214,8 @@ def _usage(stats) -> tuple:
             continue
         inp, out = add(inp, prompt), add(out, completion)
         cached = add(cached, count(tokens.get("cache_read_tokens")))
-        written = add(written, count(tokens.get("cache_write_tokens")))
+        # 0 is also what an API without the field gives (OpenAI chat completions): unknown
+        written = add(written, count(tokens.get("cache_write_tokens")) or None)
     return inp, out, cached, written, cost, calls, model
 
 
