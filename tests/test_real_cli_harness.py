@@ -133,9 +133,15 @@ def test_codex_gets_agents_md(cli_bins, tmp_path, cli):
     ("aider", "aider", "anthropic/claude-sonnet-4-20250514", "ANTHROPIC_API_KEY", "",
      {".aider.conf.yml": "read: [CONVENTIONS.md]\n",
       "CONVENTIONS.md": f"# Conventions\n\n{MARKER}: digits only.\n"}),
+    # OpenHands loads AGENTS.md as a skill into its system prompt
+    ("openhands", "openhands", "openai/gpt-4o", "LLM_API_KEY", "/v1",
+     {"AGENTS.md": f"# Agents\n\n{MARKER}: digits only.\n"}),
 ])
-def test_gemini_and_aider_get_their_project_files(cli_bins, tmp_path, cli, preset, program, model,
+def test_gemini_aider_and_openhands_get_their_project_files(cli_bins, tmp_path, cli, preset, program, model,
                                                   key, suffix, files):
+    if program not in cli_bins:  # a pip CLI whose Python this machine lacks (real_clis)
+        pytest.skip(f"LOUD SKIP: {program} not installed: no Python "
+                    f"{real_clis.PIP_PYTHONS.get(program)} here")
     root = _repo(tmp_path / "repo", files)
     with fake_models.FakeModelServer("solve", marker=MARKER) as fake:
         _config(root, preset, model, f"{fake.url}{suffix}")
