@@ -8,6 +8,9 @@ How each one reaches the fake is what a user of that tool writes: claude-code an
 API's address from the job's environment (ANTHROPIC_BASE_URL, OPENAI_API_BASE); codex, gemini and
 mini-swe-agent from an `agents:` entry of ci-eval.yaml (`base_url:`, and the `model:` that
 mini-swe-agent needs), with a `pricing:` row where the tool reports no cost (codex, gemini).
+The presets of the second round (issue 34) are one CASES line each: openhands (its workflow sets
+up Python 3.12 first: the setup-python stand-in puts the host's on PATH) reaches the fake through
+its entry's `base_url:` too.
 
 The installs go to ~/.cache/ci-eval-tests/init-agents/PRESET ($CI_EVAL_TEST_CACHE if set) through the step's
 CI_EVAL_AGENT_PREFIX and are reused while they hold the pinned version (the step's version
