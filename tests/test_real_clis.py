@@ -1,4 +1,4 @@
-"""The five real agent CLIs (Claude Code, codex, gemini-cli, aider, mini-swe-agent at the versions
+"""The real agent CLIs (Claude Code, codex, gemini-cli, aider, mini-swe-agent, OpenHands at the versions
 pinned in ci_eval/agents/installs.py, which tests/real_clis.py installs) driven through `ci-eval run` against tests/fake_models, one fake
 server per case: a solve, a wrong edit and every failure mode. Each test is one CLI; its cases run
 side by side (threads), each a `ci-eval run -k 1 --max-attempts 1` of the default task in a repo
