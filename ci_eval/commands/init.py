@@ -121,9 +121,14 @@ def agent_install_block(install) -> str:
     if install.kind == "npm":
         steps += [f"      - uses: {SETUP_NODE}", "        with:",
                   f'          node-version: "{installs.NODE_VERSION}"']
-    if install.python:  # its venv is made from the python3 this puts first on PATH
-        steps += [f"      - uses: {SETUP_PYTHON}", "        with:",
-                  f'          python-version: "{install.python}"']
+    commands = list(_INSTALL_COMMANDS[install.kind])
+    python_env = []
+    if install.python:  # its venv's Python, kept off PATH: ci-eval's own steps keep theirs
+        steps += [f"      - uses: {SETUP_PYTHON}", "        id: agent-python", "        with:",
+                  f'          python-version: "{install.python}"',
+                  "          update-environment: false"]
+        python_env = ["          AGENT_PYTHON: ${{ steps.agent-python.outputs.python-path }}"]
+        commands[0] = '"$AGENT_PYTHON" -m venv "$prefix/venv"'
     # The pin in Renovate's `# renovate:` + `*_VERSION:` convention (its preset
     # customManagers:githubActionsVersions reads it), so a bot's bump PR changes this one line.
     steps += [f"      - name: Install {install.program} ({install.package})",
@@ -132,12 +137,12 @@ def agent_install_block(install) -> str:
               f"          # renovate: datasource={_DATASOURCE[install.kind]} "
               f"depName={install.package}",
               f'          AGENT_VERSION: "{install.version}"',
-              f"          PROGRAM: {install.program}",
+              f"          PROGRAM: {install.program}", *python_env,
               "        run: |", "          set -euo pipefail",
               "          # CI_EVAL_AGENT_PREFIX: a folder kept between runs (self-hosted runners)",
               '          prefix="${CI_EVAL_AGENT_PREFIX:-$RUNNER_TEMP/ci-eval-agent}"',
               f'          if [ "$({_INSTALLED_VERSION[install.kind]})" != "$AGENT_VERSION" ]; then']
-    steps += [f"            {line}" for line in _INSTALL_COMMANDS[install.kind]]
+    steps += [f"            {line}" for line in commands]
     steps += ["          fi", '          echo "$prefix/bin" >> "$GITHUB_PATH"']
     return "\n".join(steps) + "\n"
 
