@@ -173,3 +173,16 @@ def test_responses_over_websocket_and_a_refused_upgrade():
 def test_unknown_mode_is_refused():
     with pytest.raises(ValueError, match="unknown mode 'nope'"):
         FakeModelServer("nope")
+
+
+def test_a_shell_tool_s_required_choice_is_filled_with_its_first_value():
+    """OpenHands' terminal tool refuses a call without its required security_risk."""
+    from fake_models.script import shell_tool
+    schema = {"type": "object", "required": ["command", "security_risk"], "properties": {
+        "command": {"type": "string"}, "timeout": {"type": "number"},
+        "security_risk": {"type": "string", "enum": ["LOW", "MEDIUM", "HIGH"]}}}
+    tool = shell_tool([("terminal", schema), ("file_editor", {})])
+    assert tool.name == "terminal"
+    assert tool.arguments("ls") == {"command": "ls", "security_risk": "LOW"}
+    assert shell_tool([("Bash", {"properties": {"command": {"type": "string"}}})]).arguments(
+        "ls") == {"command": "ls"}
