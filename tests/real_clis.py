@@ -74,8 +74,9 @@ def _locked_install(name: str, pins: dict, install) -> Path:
     return folder
 
 
-def _run(argv: list[str]) -> None:
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=False)
+def _run(argv: list[str], env: dict | None = None) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=False,
+                          env=env)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(argv[:3])} … failed ({done.returncode}): "
                            f"{(done.stderr or done.stdout)[-2000:]}")
@@ -93,8 +94,11 @@ def _pip(spec: str, python: str | None = None):
             _run([python, "-m", "venv", str(folder)])
         else:
             venv.create(folder, with_pip=True)
+        # pip's download cache of the act tests too (tests/test_act_presets.py): the workflow's
+        # own install of the same pin then downloads nothing (openhands: about 790 MB installed)
         _run([str(folder / "bin" / "python"), "-m", "pip", "install", "--quiet",
-              "--disable-pip-version-check", spec])
+              "--disable-pip-version-check", spec],
+             env={**os.environ, "PIP_CACHE_DIR": str(CACHE / "pip-cache")})
     return install
 
 
