@@ -7,7 +7,9 @@ venv of its own. A fresh machine installs them on first use; `.ci/run` does it b
     real_clis.missing()                 # why they cannot be installed here ("" when they can)
 
 A stamp file per install records its pins (for a pip package, the interpreter its venv is made
-from too: this process's base interpreter); a changed pin installs again. A file lock keeps two
+from too: this process's base interpreter, or for a package that needs another Python (installs.py
+`python`: openhands needs 3.12) an interpreter of that version on this machine, whose absence
+leaves that CLI out, named); a changed pin installs again. A file lock keeps two
 workers from installing at once.
 """
 
@@ -32,8 +34,11 @@ INSTALLS = {name: preset.install for name, preset in PRESETS.items()}
 NPM_PACKAGES = {i.program: i.spec for i in INSTALLS.values() if i.kind == "npm"}
 # program: (pip requirement, venv folder under CACHE)
 PIP_VENVS = {"aider": "venv-aider", "mini-swe-agent": "venv-mini"}
+PIP_VENVS |= {"openhands": "venv-openhands"}
 PIP_PACKAGES = {i.program: (i.spec, PIP_VENVS[i.program])
                 for i in INSTALLS.values() if i.kind == "pip"}
+# program: the Python version its package needs (installs.py `python`), "" = this interpreter
+PIP_PYTHONS = {i.program: i.python for i in INSTALLS.values() if i.kind == "pip"}
 INSTALL_TIMEOUT = 1800
 
 
@@ -70,8 +75,9 @@ def _locked_install(name: str, pins: dict, install) -> Path:
     return folder
 
 
-def _run(argv: list[str]) -> None:
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=False)
+def _run(argv: list[str], env: dict | None = None) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, check=False,
+                          env=env)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(argv[:3])} … failed ({done.returncode}): "
                            f"{(done.stderr or done.stdout)[-2000:]}")
@@ -83,11 +89,17 @@ def _npm(folder: Path) -> None:
           *NPM_PACKAGES.values()])
 
 
-def _pip(spec: str):
+def _pip(spec: str, python: str | None = None):
     def install(folder: Path) -> None:
-        venv.create(folder, with_pip=True)
+        if python:
+            _run([python, "-m", "venv", str(folder)])
+        else:
+            venv.create(folder, with_pip=True)
+        # pip's download cache of the act tests too (tests/test_act_presets.py): the workflow's
+        # own install of the same pin then downloads nothing (openhands: about 790 MB installed)
         _run([str(folder / "bin" / "python"), "-m", "pip", "install", "--quiet",
-              "--disable-pip-version-check", spec])
+              "--disable-pip-version-check", spec],
+             env={**os.environ, "PIP_CACHE_DIR": str(CACHE / "pip-cache")})
     return install
 
 
@@ -97,12 +109,31 @@ def _base_python() -> str:
     return f"{os.path.realpath(sys.base_prefix)} {sys.version.split()[0]}"
 
 
+def python_of(version: str) -> str | None:
+    """An interpreter of this machine of `version` ("3.12"): pythonX.Y on PATH (a pyenv shim of
+    a version that is not selected fails, so it is run), else a pyenv build; None if none."""
+    candidates = [shutil.which(f"python{version}") or ""]
+    root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    candidates += sorted(str(p) for p in root.glob(f"{version}.*/bin/python{version}"))
+    for candidate in filter(None, candidates):
+        done = subprocess.run([candidate, "-c", "import sys, venv; print(sys.version.split()[0])"],
+                              capture_output=True, text=True, timeout=60, check=False)
+        if done.returncode == 0 and done.stdout.startswith(f"{version}."):
+            return os.path.realpath(candidate)
+    return None
+
 def install() -> dict[str, str]:
     """Install (or reuse) every CLI; {program: the folder to put first on PATH}."""
     npm = _locked_install("npm", NPM_PACKAGES, _npm) / "node_modules" / ".bin"
     bins = {program: str(npm) for program in NPM_PACKAGES}
     for program, (spec, name) in PIP_PACKAGES.items():
-        folder = _locked_install(name, {program: spec, "python": _base_python()}, _pip(spec))
+        version = PIP_PYTHONS[program]
+        python = python_of(version) if version else None
+        if version and python is None:  # its test skips, naming this (tests/test_real_clis.py)
+            print(f"real_clis: {program} not installed: no Python {version} here", file=sys.stderr)
+            continue
+        base = f"{python} {version}" if python else _base_python()
+        folder = _locked_install(name, {program: spec, "python": base}, _pip(spec, python))
         bins[program] = str(folder / "bin")
     for program, folder in bins.items():
         if not (Path(folder) / program).exists():

@@ -9,7 +9,8 @@ How each one reaches the fake is what a user of that tool writes: claude-code an
 API's address from the job's environment (ANTHROPIC_BASE_URL, OPENAI_API_BASE); codex, gemini and
 mini-swe-agent, qwen-code and opencode from an `agents:` entry of ci-eval.yaml (`base_url:`, and
 the `model:` that mini-swe-agent needs), with a `pricing:` row where the tool reports no cost
-(codex, gemini, qwen-code).
+(codex, gemini, qwen-code). openhands (its workflow sets up Python 3.12 first: the setup-python
+stand-in puts the host's on PATH) reaches the fake through its entry's `base_url:` too.
 
 The installs go to ~/.cache/ci-eval-tests/init-agents/PRESET ($CI_EVAL_TEST_CACHE if set) through the step's
 CI_EVAL_AGENT_PREFIX and are reused while they hold the pinned version (the step's version
@@ -80,6 +81,10 @@ CASES = {
     # session log, the cost from the pricing row
     "copilot": Case("COPILOT_PROVIDER_API_KEY", model="claude-sonnet-4-5",
                     price="{input: 3, cached_input: 0.3, cache_write: 3.75, output: 15}"),
+}
+# The presets added in the second round of agents (issue 34): one line each.
+CASES |= {
+    "openhands": Case("LLM_API_KEY", suffix="/v1", model="openai/gpt-4o"),
 }
 
 

@@ -204,3 +204,16 @@ def test_cline_and_copilot_shell_tools_get_their_own_shapes():
     mini = shell_tool([("bash", {"properties": {"command": {"type": "string"}}})])
     assert plan(Turn(copilot, 1, 1), fake_models.Edit()).text == FINAL_TEXT
     assert plan(Turn(mini, 1, 1), fake_models.Edit()).command == MINI_SUBMIT
+
+
+def test_a_shell_tool_s_required_choice_is_filled_with_its_first_value():
+    """OpenHands' terminal tool refuses a call without its required security_risk."""
+    from fake_models.script import shell_tool
+    schema = {"type": "object", "required": ["command", "security_risk"], "properties": {
+        "command": {"type": "string"}, "timeout": {"type": "number"},
+        "security_risk": {"type": "string", "enum": ["LOW", "MEDIUM", "HIGH"]}}}
+    tool = shell_tool([("terminal", schema), ("file_editor", {})])
+    assert tool.name == "terminal"
+    assert tool.arguments("ls") == {"command": "ls", "security_risk": "LOW"}
+    assert shell_tool([("Bash", {"properties": {"command": {"type": "string"}}})]).arguments(
+        "ls") == {"command": "ls"}

@@ -58,11 +58,18 @@ def test_the_written_workflows_install_the_cli_and_pass_its_secrets(written, age
             assert not installers and "goose has no npm or PyPI package" in text
             continue
         [installer] = installers
+        python = {"AGENT_PYTHON": "${{ steps.agent-python.outputs.python-path }}"} \
+            if install.python else {}
         assert installer["env"] == {"PACKAGE": install.package, "AGENT_VERSION": install.version,
-                                    "PROGRAM": install.program}
+                                    "PROGRAM": install.program} | python
         assert "$prefix/bin" in installer["run"] and "GITHUB_PATH" in installer["run"]
         uses_node = any("actions/setup-node@" in str(s.get("uses", "")) for s in before)
         assert uses_node == (install.kind == "npm"), name
+        # a package that needs a newer Python than the runner's (openhands: 3.12) sets it up
+        # off PATH (update-environment: false): ci-eval's own steps keep their Python
+        pythons = [(s["with"]["python-version"], s["with"]["update-environment"], s["id"])
+                   for s in before if "actions/setup-python@" in str(s.get("uses", ""))]
+        assert pythons == ([(install.python, False, "agent-python")] if install.python else []), name
         others = [s for job in jobs.values() for s in job["steps"] if s is not run_step]
         assert all(not set(s.get("env", {})) & set(install.secrets) for s in others)
     assert f"gh secret set {install.secrets[0]}" in " ".join(out.split())
@@ -184,7 +191,7 @@ def test_the_pin_is_what_renovates_preset_finds_and_bumps(written, agent):
     """A bot's bump is one changed line: Renovate's preset finds the package and its version,
     and after its replacement of currentValue the step installs the new version."""
     install = INSTALLS[agent]
-    root, _ = written(agent, *(("--model", MODEL) if agent == "mini-swe-agent" else ()))
+    root, _ = written(agent, *(("--model", MODEL) if install.needs_model else ()))
     path = root / ".github" / "workflows" / "eval.yml"
     text = path.read_text()
     [found] = list(RENOVATE_GITHUB_ACTIONS_VERSIONS.finditer(text))

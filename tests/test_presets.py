@@ -31,6 +31,7 @@ KEYS = {"claude-code": "ANTHROPIC_API_KEY", "codex": "OPENAI_API_KEY", "gemini":
         "mini-swe-agent": "ANTHROPIC_API_KEY", "qwen-code": "OPENAI_API_KEY",
         "opencode": "ANTHROPIC_API_KEY", "cline": "ANTHROPIC_API_KEY",
         "copilot": "COPILOT_GITHUB_TOKEN"}
+KEYS |= {"openhands": "LLM_API_KEY"}
 
 
 @dataclass
@@ -61,11 +62,12 @@ def run_preset(tmp_path: Path, name: str, mode: str = "success", *, model: str |
     if environ is None:
         environ = {"PATH": f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}", "HOME": str(home),
                    KEYS[name]: "sk-test-key", "UNRELATED_SECRET": "must-not-leak",
-                   "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
+                   "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
+                   "LLM_MODEL": "anthropic/claude-sonnet-4-5"}  # openhands has no default
     # The runner's recipe (ci_eval/agents/preset.py): allow-listed names, then fixed values.
     agent = preset_agent(name)
     env = {key: environ[key] for key in visible_env(agent) if key in environ}
-    env |= preset.env(model)
+    env |= preset.env(model) | preset.run_env(str(run_dir))
     record = tmp_path / "received.json"
     env |= {"FAKE_AGENT_MODE": mode, "FAKE_AGENT_PYTHON": sys.executable,
             "FAKE_AGENT_RECORD": str(record)}
@@ -135,6 +137,12 @@ CASES = {
     ("copilot", "rate_limit"): (None, None, None, None, None, None, "rate_limit", 1, False),
     ("copilot", "auth"): (None, None, None, None, None, None, "auth", 1, False),
     ("copilot", "malformed"): (None, None, None, None, None, None, None, 0, False),
+    # OpenHands exits 0 whether the conversation finished or ended on an error (its state file)
+    ("openhands", "success"): (13410, 13200, 210, 5800, None, 0.0291, None, 0, True),
+    ("openhands", "max_turns"): (13410, 13200, 210, 5800, None, 0.0291, None, 0, True),
+    ("openhands", "rate_limit"): (None, None, None, None, None, None, "rate_limit", 0, False),
+    ("openhands", "auth"): (None, None, None, None, None, None, "auth", 0, False),
+    ("openhands", "malformed"): (None, None, None, None, None, None, None, 0, False),
 }
 
 
@@ -244,6 +252,8 @@ ARGV = {
               PROMPT],
     "copilot": ["copilot", "--allow-all-tools", "--output-format", "json", "--session-id",
                 "SESSION", "--model", "MODEL", "--extra", "1", f"--prompt={PROMPT}"],
+    "openhands": ["openhands", "--headless", "--json", "--override-with-envs", "--resume",
+                  "0c1e7a1e-0000-4000-8000-000000000001", "-f", "RUN/prompt.md", "--extra", "1"],
 }
 FIXED_ENV = {
     "claude-code": {"IS_SANDBOX": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"},
@@ -257,6 +267,7 @@ FIXED_ENV = {
     "opencode": {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1"},
     "cline": {},
     "copilot": {"COPILOT_AUTO_UPDATE": "false"},
+    "openhands": {"LLM_MODEL": "MODEL", "OPENHANDS_SUPPRESS_BANNER": "1"},
 }
 
 
@@ -309,7 +320,7 @@ def test_missing_key_is_an_auth_infra_error_for_every_tool(tmp_path):
     for name in PRESETS:
         # a model named where the tool has no default one (its own preflight refusal)
         problem = env_problem(preset_agent(name), {"PATH": "/usr/bin", "GOOSE_MODEL": "m",
-                                                   "MSWEA_MODEL_NAME": "m"})
+                                                   "MSWEA_MODEL_NAME": "m", "LLM_MODEL": "m"})
         assert problem and KEYS[name] in problem, problem
 
 

@@ -139,9 +139,15 @@ def test_codex_gets_agents_md(cli_bins, tmp_path, cli):
      {"AGENTS.md": f"# Agents\n\n{MARKER}: digits only.\n"}),
     ("opencode", "opencode", "anthropic/claude-sonnet-4-5", "ANTHROPIC_API_KEY", "/v1",
      {"AGENTS.md": f"# Agents\n\n{MARKER}: digits only.\n"}),
+    # OpenHands loads AGENTS.md as a skill into its system prompt
+    ("openhands", "openhands", "openai/gpt-4o", "LLM_API_KEY", "/v1",
+     {"AGENTS.md": f"# Agents\n\n{MARKER}: digits only.\n"}),
 ])
-def test_gemini_and_aider_get_their_project_files(cli_bins, tmp_path, cli, preset, program, model,
-                                                  key, suffix, files):
+def test_each_preset_gets_its_project_files(cli_bins, tmp_path, cli, preset, program, model,
+                                            key, suffix, files):
+    if program not in cli_bins:  # a pip CLI whose Python this machine lacks (real_clis)
+        pytest.skip(f"LOUD SKIP: {program} not installed: no Python "
+                    f"{real_clis.PIP_PYTHONS.get(program)} here")
     root = _repo(tmp_path / "repo", files)
     with fake_models.FakeModelServer("solve", marker=MARKER) as fake:
         _config(root, preset, model, f"{fake.url}{suffix}")
@@ -169,5 +175,5 @@ def test_gemini_and_aider_get_their_project_files(cli_bins, tmp_path, cli, prese
 ])
 def test_cline_and_copilot_get_their_project_files(cli_bins, tmp_path, cli, preset, program,
                                                    model, key, suffix, files):
-    test_gemini_and_aider_get_their_project_files(cli_bins, tmp_path, cli, preset, program, model,
-                                                  key, suffix, files)
+    test_each_preset_gets_its_project_files(cli_bins, tmp_path, cli, preset, program, model,
+                                            key, suffix, files)

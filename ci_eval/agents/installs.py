@@ -30,6 +30,7 @@ class Install:
     model_note: str = ""  # what else the tool needs to know (the model), "" when nothing
     needs_model: bool = False  # init refuses it without --model (the tool has no default)
     refused: str = ""  # why init cannot write a workflow that runs it ("" when it can)
+    python: str = ""  # the Python a pip package needs ("3.12": set up first), "" = python3
 
     @property
     def spec(self) -> str:

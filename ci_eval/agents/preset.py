@@ -21,7 +21,7 @@ What the runner does with a preset (AgentConfig.preset names it, presets.PRESETS
 
     preset = PRESETS[agent.preset]
     env = allowed_env(BASE_ENV_ALLOWLIST + preset.key_env + preset.pass_env + agent.env)
-    env |= preset.env(agent.model) | CI_EVAL_* variables          # fixed values win
+    env |= preset.env(agent.model) | preset.run_env(run_dir) | CI_EVAL_* variables  # fixed win
     HOME: a fresh folder of the run (home: run, the default), holding a copy of the login file
           when that is how the tool logs in and preset.home_files(agent.model)
     argv = preset.argv(prompt_text, prompt_file, workspace, run_dir, agent.model, agent.args)
@@ -181,6 +181,11 @@ class Preset(ABC):
     def env(self, model: str | None) -> dict[str, str]:
         """Values to set in the tool's environment (on top of the allow-listed variables)."""
         return dict(self.fixed_env)
+
+    def run_env(self, run_dir: str) -> dict[str, str]:
+        """Values set for one run, naming its folder (where the tool keeps its state: outside
+        the workspace, read back through output_files)."""
+        return {}
 
     # The variables that take a gateway's URL (ci-eval.yaml `base_url:`), for tools that read
     # one from the environment.

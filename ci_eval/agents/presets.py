@@ -33,6 +33,7 @@ from ci_eval.agents import (
     goose,
     mini_swe_agent,
     opencode,
+    openhands,
     qwen_code,
 )
 from ci_eval.agents.installs import Install
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 
 ENTRY_POINT_GROUP = "ci_eval.presets"
 BUILTIN: tuple[ModuleType, ...] = (claude_code, codex, gemini, aider, goose, mini_swe_agent,
-                                   qwen_code, opencode, cline, copilot)
+                                   qwen_code, opencode, cline, copilot, openhands)
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 
 

@@ -18,6 +18,7 @@ def agent_env_block(env_names: tuple[str, ...]) -> str:
 
 
 SETUP_NODE = "actions/setup-node@49933ea5288caeca8642d1e84afbd3f7d6820020 # v4.4.0"
+SETUP_PYTHON = "actions/setup-python@e797f83bcb11b83ae66e0230d6156d7c80228e7c # v6.0.0"
 # Reused when PREFIX already holds the pinned version (see the preset's `install`).
 INSTALLED_VERSION = {
     "npm": 'node -p "require(process.argv[1]).version" '
@@ -48,6 +49,14 @@ def agent_install_block(install) -> str:
     if install.kind == "npm":
         steps += [f"      - uses: {SETUP_NODE}", "        with:",
                   f'          node-version: "{installs.NODE_VERSION}"']
+    commands = list(INSTALL_COMMANDS[install.kind])
+    python_env = []
+    if install.python:  # its venv's Python, kept off PATH: ci-eval's own steps keep theirs
+        steps += [f"      - uses: {SETUP_PYTHON}", "        id: agent-python", "        with:",
+                  f'          python-version: "{install.python}"',
+                  "          update-environment: false"]
+        python_env = ["          AGENT_PYTHON: ${{ steps.agent-python.outputs.python-path }}"]
+        commands[0] = '"$AGENT_PYTHON" -m venv "$prefix/venv"'
     # The pin in Renovate's `# renovate:` + `*_VERSION:` convention (its preset
     # customManagers:githubActionsVersions reads it), so a bot's bump PR changes this one line.
     steps += [f"      - name: Install {install.program} ({install.package})",
@@ -56,12 +65,12 @@ def agent_install_block(install) -> str:
               f"          # renovate: datasource={DATASOURCE[install.kind]} "
               f"depName={install.package}",
               f'          AGENT_VERSION: "{install.version}"',
-              f"          PROGRAM: {install.program}",
+              f"          PROGRAM: {install.program}", *python_env,
               "        run: |", "          set -euo pipefail",
               "          # CI_EVAL_AGENT_PREFIX: a folder kept between runs (self-hosted runners)",
               '          prefix="${CI_EVAL_AGENT_PREFIX:-$RUNNER_TEMP/ci-eval-agent}"',
               f'          if [ "$({INSTALLED_VERSION[install.kind]})" != "$AGENT_VERSION" ]; then']
-    steps += [f"            {line}" for line in INSTALL_COMMANDS[install.kind]]
+    steps += [f"            {line}" for line in commands]
     steps += ["          fi", '          echo "$prefix/bin" >> "$GITHUB_PATH"']
     return "\n".join(steps) + "\n"
 

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 # Shell tools by name, as each CLI declares them: Claude Code's Bash, codex's exec_command
 # (or the older shell), gemini-cli's and qwen's run_shell_command, mini-swe-agent's and
-# opencode's bash, Cline's run_commands (an array of command strings).
-SHELL_TOOL_NAMES = ("Bash", "exec_command", "shell", "run_shell_command", "bash", "run_commands")
+# opencode's bash, Cline's run_commands (an array of command strings), OpenHands' terminal.
+SHELL_TOOL_NAMES = ("Bash", "exec_command", "shell", "run_shell_command", "bash", "run_commands",
+                    "terminal")
 COMMAND_PROPERTIES = ("command", "cmd", "commands")
 MINI_SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 FINAL_TEXT = "Done: the answer is written."
@@ -52,10 +53,13 @@ class ShellTool:
     # takes only a command (opencode's `bash` comes among many; Copilot CLI's bash (command,
     # description, shellId, ...) takes a final message)
     submits: bool = False
+    # other required properties that take one of a list of values, with the first of them
+    # (OpenHands' security_risk: "LOW"): a call without them is refused by the tool
+    required: tuple[tuple[str, object], ...] = ()
 
     def arguments(self, command: str) -> dict:
         value = {"array": ["bash", "-lc", command], "commands": [command]}.get(self.kind, command)
-        return {self.argument: value}
+        return {self.argument: value, **dict(self.required)}
 
 
 @dataclass(frozen=True)
@@ -92,7 +96,11 @@ def shell_tool(declarations: list[tuple[str, dict]]) -> ShellTool | None:
             declared = str((properties.get(argument) or {}).get("type", "")).lower()
             kind = "string" if declared != "array" else \
                 "commands" if argument == "commands" else "array"
+            required = (by_name[name] or {}).get("required") or []
+            chosen = tuple((p, properties[p]["enum"][0]) for p in required
+                           if p != argument and isinstance(properties.get(p), dict)
+                           and properties[p].get("enum"))
             return ShellTool(name, argument, kind,
                              submits=name == "bash" and len(by_name) == 1
-                             and set(properties) <= {"command"})
+                             and set(properties) <= {"command"}, required=chosen)
     return None

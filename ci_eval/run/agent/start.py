@@ -116,6 +116,7 @@ def agent_env(agent: AgentConfig, task: Task, run_no: int, paths: RunPaths) -> d
     env = allowed_env(visible_env(agent))
     if agent.preset:
         env.update(PRESETS[agent.preset].env(agent.model))
+        env.update(PRESETS[agent.preset].run_env(str(paths.run_dir)))
         if agent.base_url:  # ci-eval.yaml's base_url: wins over a variable let through
             env.update(PRESETS[agent.preset].gateway_env(agent.base_url, agent.model))
     env.update(
