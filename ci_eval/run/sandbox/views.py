@@ -37,8 +37,7 @@ def paths_to_hide(repo_root: Path, runs_base: Path, extra=()) -> list[str]:
     results folders, and other ci-eval invocations' temp folders. Made for every sandbox
     (folders come and go): one listing of the temp folder, and string work linear in the number
     of folders (this runs twice per run)."""
-    hidden = {os.path.realpath(path) for path in (repo_root, runs_base, *extra)}
-    hidden.update(str(path) for path in enclosing_git_dirs(Path(repo_root).resolve()))
+    hidden = set(_fixed_hidden(str(repo_root), str(runs_base), tuple(map(str, extra))))
     temp = os.path.realpath(tempfile.gettempdir())
     try:
         with os.scandir(temp) as entries:
@@ -49,6 +48,15 @@ def paths_to_hide(repo_root: Path, runs_base: Path, extra=()) -> list[str]:
         pass
     # A folder inside another hidden one is covered already (and gone once that one is).
     return sorted(path for path in hidden if not _below_any(path, hidden))
+
+
+@functools.lru_cache(maxsize=32)
+def _fixed_hidden(repo_root: str, runs_base: str, extra: tuple[str, ...]) -> frozenset[str]:
+    """The part of paths_to_hide that cannot change within an invocation (the agent cannot write
+    to any of these paths' parents), resolved once: two sandboxes per run asked for it."""
+    hidden = {os.path.realpath(path) for path in (repo_root, runs_base, *extra)}
+    hidden.update(str(path) for path in enclosing_git_dirs(Path(repo_root).resolve()))
+    return frozenset(hidden)
 
 
 def _below_any(path: str, folders: set[str]) -> bool:
@@ -162,7 +170,13 @@ def host_home_kept(home: str, path_value: str) -> list[str]:
     """What stays readable of a covered HOME: the install prefix of each PATH folder in it (the
     folder holding bin/: ~/.local for ~/.local/bin, ~/.cargo, ~/.pyenv for its shims, a node
     version of nvm), so the tools on PATH still run; a PATH folder directly in HOME (~/bin) on
-    its own. HOME itself on PATH keeps nothing."""
+    its own. HOME itself on PATH keeps nothing. Resolved once per (HOME, PATH): both sandboxes of every
+    run ask."""
+    return list(_host_home_kept(home, path_value))
+
+
+@functools.lru_cache(maxsize=8)
+def _host_home_kept(home: str, path_value: str) -> tuple[str, ...]:
     found: list[str] = []
     for entry in path_value.split(os.pathsep):
         if not os.path.isabs(entry):
@@ -174,7 +188,7 @@ def host_home_kept(home: str, path_value: str) -> list[str]:
         prefix = folder if parent == home else parent
         if prefix not in found:
             found.append(prefix)
-    return found
+    return tuple(found)
 
 
 @functools.lru_cache(maxsize=1)
