@@ -31,12 +31,11 @@ from ci_eval.agents.preset import (
     Preset,
     add,
     count,
-    make_infra,
     money,
     one_line,
     total,
 )
-from ci_eval.agents.reading import classify, classify_first, compact, json_lines
+from ci_eval.agents.reading import classify, classify_first, compact, json_lines, status_infra
 
 API_RETRIES = 2
 AGENT_LIMIT_SUBTYPES = ("error_max_turns", "error_max_budget_usd",
@@ -160,15 +159,7 @@ class ClaudeCode(Preset):
 def _status_infra(status: int | None, texts: list[str]) -> InfraError | None:
     """The kind an HTTP status Claude reports (api_error_status) names, if it names one."""
     detail = one_line(texts[0]) if texts else "no message"
-    if status == 404:
-        return make_infra("setup", f"model not found (HTTP 404): {detail}")
-    if status in (401, 403):
-        return make_infra("auth", f"authentication failed (HTTP {status}): {detail}")
-    if status == 429:
-        return make_infra("rate_limit", f"rate limit or quota (HTTP 429): {detail}")
-    if status is not None and status >= 500:
-        return make_infra("overloaded", f"provider error (HTTP {status}): {detail}")
-    return None
+    return status_infra(status, detail)
 
 
 def _usage(value: Any) -> tuple[int, int | None, int | None, int | None] | None:

@@ -38,7 +38,7 @@ from ci_eval.agents.preset import (
     one_line,
     total,
 )
-from ci_eval.agents.reading import classify, compact, json_lines
+from ci_eval.agents.reading import classify, compact, json_lines, status_infra
 
 # The providers whose AI SDK package reads a base URL variable (the model's prefix: anthropic/…)
 BASE_URL_ENV = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
@@ -133,14 +133,9 @@ def _error(value) -> tuple[str | None, str, int | None]:
 
 def _infra(status: int | None, message: str) -> InfraError | None:
     detail = one_line(message)
-    if status == 404:
-        return make_infra("setup", f"model not found (HTTP 404): {detail}")
-    if status in (401, 403):
-        return make_infra("auth", f"authentication failed (HTTP {status}): {detail}")
-    if status == 429:
-        return make_infra("rate_limit", f"rate limit or quota (HTTP 429): {detail}")
-    if status is not None and status >= 500:
-        return make_infra("overloaded", f"provider error (HTTP {status}): {detail}")
+    known = status_infra(status, detail)
+    if known:
+        return known
     if status is None and CUT.search(message):
         return make_infra("network", f"connection failed: {detail}")
     return classify(message)

@@ -40,11 +40,10 @@ from ci_eval.agents.preset import (
     Preset,
     add,
     count,
-    make_infra,
     one_line,
     total,
 )
-from ci_eval.agents.reading import classify, compact, json_lines
+from ci_eval.agents.reading import classify, compact, json_lines, status_infra
 
 # ~/.qwen/settings.json of the agent's own HOME: the OpenAI-compatible key auth (qwen's OAuth
 # free tier is gone), maxRetries 0 (see the module docstring), no usage statistics, telemetry
@@ -144,15 +143,7 @@ def _infra(message: str | None) -> InfraError | None:
     status = API_ERROR.match(message or "")
     code = int(status.group(1)) if status else None
     detail = one_line(message or "no message")
-    if code == 404:
-        return make_infra("setup", f"model not found (HTTP 404): {detail}")
-    if code in (401, 403):
-        return make_infra("auth", f"authentication failed (HTTP {code}): {detail}")
-    if code == 429:
-        return make_infra("rate_limit", f"rate limit or quota (HTTP 429): {detail}")
-    if code is not None and code >= 500:
-        return make_infra("overloaded", f"provider error (HTTP {code}): {detail}")
-    return classify(message)
+    return status_infra(code, detail) or classify(message)
 
 
 def _usage(value) -> tuple[int, int | None, int] | None:

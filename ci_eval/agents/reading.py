@@ -128,6 +128,20 @@ def classify(text: str | None) -> InfraError | None:
     return None
 
 
+def status_infra(status: int | None, detail: str) -> InfraError | None:
+    """The kind an HTTP status of the model API names, if it names one: 404 the model does not
+    exist (setup: never retried), 401/403 auth, 429 rate_limit, 5xx overloaded."""
+    if status == 404:
+        return make_infra("setup", f"model not found (HTTP 404): {detail}")
+    if status in (401, 403):
+        return make_infra("auth", f"authentication failed (HTTP {status}): {detail}")
+    if status == 429:
+        return make_infra("rate_limit", f"rate limit or quota (HTTP 429): {detail}")
+    if status is not None and status >= 500:
+        return make_infra("overloaded", f"provider error (HTTP {status}): {detail}")
+    return None
+
+
 def classify_as(kind: str, text: str | None) -> InfraError | None:
     """classify() for one kind only: whether text carries that kind's signature."""
     for name, label, pattern in _SIGNATURES:
