@@ -150,3 +150,22 @@ if __name__ == "__main__":
     for program, folder in install().items():
         print(f"{program}: {folder}")
     print(f"real CLIs ready in {time.monotonic() - started:.0f}s")
+
+
+def write_answer_task(repo: Path, agent_timeout: float, task_id: str = "task-001-answer") -> Path:
+    """The one task the real-CLI tests give a CLI (the fake models' scripts solve it: 42 into
+    answer.txt), its agent timeout `agent_timeout`; its folder."""
+    task = repo / "tasks" / task_id
+    (task / "repo-state").mkdir(parents=True)
+    (task / "solution").mkdir()
+    (task / "prompt.md").write_text("Write the answer to the question in README.md into "
+                                    "answer.txt.\n")
+    (task / "checks.py").write_text('from ci_eval.checks import file_equals, main\n\n'
+                                    'main(file_equals("answer.txt", "42\\n"))\n')
+    (task / "metadata.json").write_text(json.dumps({
+        "difficulty": 1, "area": "demo", "tags": ["real-cli"], "created": "2026-12-01",
+        "timeout_seconds": {"agent": agent_timeout}}))
+    (task / "repo-state" / "README.md").write_text("What is six times seven?\n")
+    (task / "solution" / "solve.sh").write_text("#!/bin/sh\nprintf '42\\n' > answer.txt\n")
+    return task
+

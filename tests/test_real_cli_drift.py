@@ -46,18 +46,7 @@ def git(repo: Path, *args: str) -> None:
 
 
 def _repo(root: Path, url: str) -> Path:
-    task = root / "tasks" / TASK
-    (task / "repo-state").mkdir(parents=True)
-    (task / "solution").mkdir()
-    (task / "prompt.md").write_text("Write the answer to the question in README.md into "
-                                    "answer.txt.\n")
-    (task / "checks.py").write_text('from ci_eval.checks import file_equals, main\n\n'
-                                    'main(file_equals("answer.txt", "42\\n"))\n')
-    (task / "metadata.json").write_text(json.dumps({
-        "difficulty": 1, "area": "demo", "tags": ["real-cli"], "created": "2026-12-03",
-        "timeout_seconds": {"agent": AGENT_TIMEOUT}}))
-    (task / "repo-state" / "README.md").write_text("What is six times seven?\n")
-    (task / "solution" / "solve.sh").write_text("#!/bin/sh\nprintf '42\\n' > answer.txt\n")
+    real_clis.write_answer_task(root, AGENT_TIMEOUT, TASK)
     (root / "CLAUDE.md").write_text(f"# Team rules\n\n- {MARKER}: answers are written as "
                                     "digits.\n")
     (root / "README.md").write_text("# The team's repo\n")

@@ -37,18 +37,7 @@ def cli_bins() -> dict[str, str]:
 
 
 def _repo(root: Path, files: dict[str, str]) -> Path:
-    task = root / "tasks" / "task-001-answer"
-    (task / "repo-state").mkdir(parents=True)
-    (task / "solution").mkdir()
-    (task / "prompt.md").write_text("Write the answer to the question in README.md into "
-                                    "answer.txt.\n")
-    (task / "checks.py").write_text('from ci_eval.checks import file_equals, main\n\n'
-                                    'main(file_equals("answer.txt", "42\\n"))\n')
-    (task / "metadata.json").write_text(json.dumps({
-        "difficulty": 1, "area": "demo", "tags": ["real-cli"], "created": "2026-12-03",
-        "timeout_seconds": {"agent": AGENT_TIMEOUT}}))
-    (task / "repo-state" / "README.md").write_text("What is six times seven?\n")
-    (task / "solution" / "solve.sh").write_text("#!/bin/sh\nprintf '42\\n' > answer.txt\n")
+    real_clis.write_answer_task(root, AGENT_TIMEOUT)
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)

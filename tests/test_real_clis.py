@@ -117,18 +117,7 @@ def _case(tool: Tool, mode: str, root: Path, bins: dict, cli) -> dict:
     (repo / "tasks").mkdir(parents=True)
 
     timeout = HANG_TIMEOUT if mode == "hang" else AGENT_TIMEOUT
-    task = repo / "tasks" / "task-001-answer"
-    task.mkdir()
-    (task / "prompt.md").write_text("Write the answer to the question in README.md into answer.txt.\n")
-    (task / "checks.py").write_text('from ci_eval.checks import file_equals, main\n\n'
-                                    'main(file_equals("answer.txt", "42\\n"))\n')
-    (task / "metadata.json").write_text(json.dumps({
-        "difficulty": 1, "area": "demo", "tags": ["real-cli"], "created": "2026-12-01",
-        "timeout_seconds": {"agent": timeout}}))
-    (task / "repo-state").mkdir()
-    (task / "repo-state" / "README.md").write_text("What is six times seven?\n")
-    (task / "solution").mkdir()
-    (task / "solution" / "solve.sh").write_text("#!/bin/sh\nprintf '42\\n' > answer.txt\n")
+    real_clis.write_answer_task(repo, timeout)
     with fake_models.FakeModelServer(mode, answered_before_hang=tool.answered_before_hang) as fake:
         (repo / "ci-eval.yaml").write_text(
             f"agents:\n  {tool.agent}:\n    preset: {tool.preset}\n    model: {tool.model}\n"
