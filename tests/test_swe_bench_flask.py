@@ -66,6 +66,30 @@ def imported(cli, repo_root: Path, tmp_path: Path, env: dict) -> list[dict]:
     return items
 
 
+# Agents that do not fix the bug but make the FAIL_TO_PASS test pass: each must fail the checks.
+NEGATIVES = {
+    # the agent's conftest.py makes an empty name raise at test time (the pristine one is loaded)
+    "pallets__flask-5014": ("conftest-patches-blueprint.sh",
+                            "cat >> tests/conftest.py <<'E'\n\nimport flask\n_init = "
+                            "flask.Blueprint.__init__\n\n\ndef _strict(self, name, *a, **k):\n"
+                            "    if not name:\n        raise ValueError(name)\n"
+                            "    _init(self, name, *a, **k)\n\n\n"
+                            "flask.Blueprint.__init__ = _strict\nE\n"),
+    # the agent rewrites the instance's test (the test patch's file is put back first)
+    "pallets__flask-4992": ("weakened-test.sh",
+                            "printf 'def test_config_from_file_toml():\\n    pass\\n' "
+                            ">> tests/test_config.py\n"),
+}
+
+
+def add_negatives(repo_root: Path, items: list[dict]) -> None:
+    for item in items:
+        name, script = NEGATIVES[item["source_id"]]
+        folder = repo_root / "tasks" / item["task"] / "negatives"
+        folder.mkdir()
+        (folder / name).write_text(script)
+
+
 def done_with_todo(task: Path) -> None:
     """What the team does once the environment is there: delete the import's to-do marker."""
     checks = task / "checks.py"
@@ -113,6 +137,7 @@ def test_the_flask_records_import_and_verify_locally(cli, repo_root, tmp_path):
     assert pending.returncode != 0 and "CI-EVAL-PLACEHOLDER" in pending.stdout + pending.stderr
     for item in items:
         done_with_todo(repo_root / "tasks" / item["task"])
+    add_negatives(repo_root, items)
     valid = cli("validate", cwd=repo_root, env=env)
     assert valid.returncode == 0, valid.stdout + valid.stderr
     verified = subprocess.run([str(python), "-m", "ci_eval", "verify"], cwd=repo_root,
@@ -136,6 +161,7 @@ def test_the_flask_records_verify_on_the_docker_runner(cli, repo_root, tmp_path,
             f"RUN python3 /tmp/wheels/{pip}/pip install --quiet --no-index --find-links "
             f"/tmp/wheels --break-system-packages {pins} && rm -rf /tmp/wheels\n")
         done_with_todo(task)
+    add_negatives(repo_root, items)
     valid = cli("validate", cwd=repo_root, env=env)
     assert valid.returncode == 0, valid.stdout + valid.stderr
     verified = cli("verify", "--runner", "docker", cwd=repo_root, env=env, timeout=1500)
