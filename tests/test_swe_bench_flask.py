@@ -59,6 +59,8 @@ def imported(cli, repo_root: Path, tmp_path: Path, env: dict) -> list[dict]:
     assert [item["source_id"] for item in items] == ["pallets__flask-4992", "pallets__flask-5014"]
     for item in items:
         assert any("src layout" in warning for warning in item["warnings"]), item
+        [todo] = item["todo"]
+        assert "(version 2.3)" in todo and "MAP_REPO_VERSION_TO_SPECS" in todo, todo
         task = repo_root / "tasks" / item["task"]
         metadata = json.loads((task / "metadata.json").read_text())
         assert metadata["repo"]["url"] == "https://github.com/pallets/flask.git"
