@@ -208,7 +208,11 @@ def _task(instance: dict, fail_to_pass: list[str], pass_to_pass: list[str], toda
     }
     environment = (f"the environment: {instance['repo']} at {commit[:12]}"
                    + (f" (version {instance['version']})" if instance.get("version") else "")
-                   + " with its test dependencies and pytest: importable by the interpreter "
+                   + " with its test dependencies and pytest"
+                   + (" (SWE-bench's pins for it: swebench.harness.constants "
+                      "MAP_REPO_VERSION_TO_SPECS)"
+                      if instance.get("version") else "")
+                   + ": importable by the interpreter "
                    "that runs ci-eval (local runner; name the commands it needs in metadata.json "
                    "requires), or installed in an image built from environment/Dockerfile "
                    "(--runner docker, docs/tasks-beyond-python.md)")

@@ -1,0 +1,74 @@
+"""The environment of the real SWE-bench records of pallets/flask (tests/fixtures/swe-bench-flask,
+version 2.3), prepared once into the test cache and reused: the wheels SWE-bench's harness
+installs for flask 2.3 (harness/constants SPECS_FLASK "pip_packages", Python 3.11) and the test
+requirements of flask's requirements/tests.txt at the version's environment_setup_commit
+(pytest 7.3.0 and its dependencies). MarkupSafe 2.1.1 has no wheel for Python 3.11 on PyPI: it is
+built from its sdist without its C speedups (CC=false: its setup.py falls back to pure Python),
+so the one wheel installs on any CPython 3.11 (the host's and the docker image's). pip's own
+wheel is there too: an image without pip runs it from the wheel.
+`.ci/run` prepares it before the suite (`python3 tests/swe_bench_env.py prepare`, a few seconds:
+pip reaches PyPI there), so no test reaches the network; a test finding none skips, loudly.
+
+    folder = swe_bench_env.prepared()    # the wheels folder, or None when not prepared
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+CACHE = Path(os.environ.get("CI_EVAL_TESTS_CACHE", Path.home() / ".cache" / "ci-eval-tests"))
+WHEELS = CACHE / "swe-bench-flask-2.3-wheels"
+# SPECS_FLASK["2.3"]["pip_packages"] (SWE-bench harness/constants/python.py)
+PIP_PACKAGES = ("setuptools==70.0.0", "click==8.1.3", "itsdangerous==2.1.2", "Jinja2==3.1.2",
+                "MarkupSafe==2.1.1", "Werkzeug==2.3.7")
+# flask's requirements/tests.txt at 182ce3dd (the environment_setup_commit of version 2.3)
+TEST_REQUIREMENTS = ("asgiref==3.6.0", "iniconfig==2.0.0", "packaging==23.0", "pluggy==1.0.0",
+                     "pytest==7.3.0", "python-dotenv==1.0.0")
+PINS = PIP_PACKAGES + TEST_REQUIREMENTS
+SOURCE_BUILT = ("MarkupSafe==2.1.1",)
+# run from its own wheel (`python3 pip-*.whl/pip install ...`): the docker image has no pip
+PIP = "pip==24.0"
+STAMP = ".prepared"
+
+
+def prepared() -> Path | None:
+    return WHEELS if (WHEELS / STAMP).is_file() else None
+
+
+def _pip(*args: str, env: dict | None = None) -> None:
+    subprocess.run([sys.executable, "-m", "pip", *args, "--quiet", "--disable-pip-version-check",
+                    "--no-deps"], check=True, timeout=600, env=env)
+
+
+def prepare() -> Path:
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / ".swe-bench-flask-wheels.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if prepared():
+            return WHEELS
+        partial = CACHE / f".swe-bench-flask-wheels.{os.getpid()}.partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        try:
+            binary = [pin for pin in PINS if pin not in SOURCE_BUILT]
+            _pip("download", "--only-binary=:all:", "--python-version", "3.11",
+                 "--implementation", "cp", "--platform", "manylinux2014_x86_64",
+                 "--dest", str(partial), *binary, PIP)
+            _pip("wheel", "--no-binary", ":all:", "--wheel-dir", str(partial), *SOURCE_BUILT,
+                 env={**os.environ, "CC": "false"})
+            (partial / STAMP).write_text(" ".join(PINS) + "\n")
+            shutil.rmtree(WHEELS, ignore_errors=True)
+            partial.rename(WHEELS)
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)
+    return WHEELS
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["prepare"]:
+        sys.exit("usage: python3 tests/swe_bench_env.py prepare")
+    print(prepare())
