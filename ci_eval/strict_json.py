@@ -31,6 +31,12 @@ from typing import Any
 from ci_eval.errors import UserError
 from ci_eval.output import UntrustedFile, read_capped
 
+# The largest value each kind of number ci-eval reads may take: a trillion tokens, a million
+# dollars, 115 days of one run, a million runs or attempts. Beyond, an agent's report is ignored
+# (the field null, a note on the run: agents/preset.py) and a results line is refused (an error
+# naming file:line: results/records.py). No aggregate over records can overflow.
+NUMBER_LIMITS = {"tokens": 10**12, "cost": 10**6, "seconds": 10**7, "count": 10**6}
+
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 # Strings (skipped whole) and brackets, for the depth check.
 _DEPTH_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')

@@ -110,8 +110,8 @@ def test_an_api_only_agent_reaches_its_api_and_not_the_upstream(cli, repo_root, 
 
 @pytest.mark.parametrize("entry, field, said", [
     ({"command": "true", "network": "none"}, "agents.a.network", "expected one of host, api-only"),
-    ({"command": "true", "allow_hosts": ["pypi.org/simple"]}, "agents.a.allow_hosts",
-     "expected a list of host names"),
+    ({"command": "true", "allow_hosts": ["pypi.org/simple"]}, "agents.a.allow_hosts[0]",
+     "expected a host name (host, or host:port for one port), got \"pypi.org/simple\""),
     ({"command": "true", "network": "api-only", "placement": "container"}, "agents.a.network",
      "api-only is for an agent in the local sandbox"),
 ])

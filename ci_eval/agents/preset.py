@@ -60,7 +60,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from ci_eval.agents.installs import NO_INSTALL, Install
-from ci_eval.results.records import NUMBER_LIMITS
+from ci_eval.strict_json import NUMBER_LIMITS
 
 INFRA_KINDS = ("auth", "rate_limit", "overloaded", "network", "setup")
 COST_SOURCES = ("agent", "pricing")

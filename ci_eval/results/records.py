@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeGuard, get_args
 
 from ci_eval.errors import UserError
+from ci_eval.strict_json import NUMBER_LIMITS
 
 RunStatus = Literal["pass", "fail", "timeout", "error"]
 STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
@@ -35,10 +36,6 @@ OPTIONAL_COUNT_FIELDS = ("tokens", "input_tokens", "output_tokens", "cached_inpu
 USAGE_FIELDS = (*OPTIONAL_COUNT_FIELDS, "cost_usd")
 OPTIONAL_AMOUNT_FIELDS = ("cost_usd", "retried_cost_usd", "wall_seconds", "agent_seconds",
                           "checks_seconds")
-# The largest value each kind of number may take: a trillion tokens, a million dollars, 115 days
-# of one run, a million runs or attempts. Beyond, an agent's report is ignored (the field null,
-# a note on the run) and a results line is refused (an error naming file:line).
-NUMBER_LIMITS = {"tokens": 10**12, "cost": 10**6, "seconds": 10**7, "count": 10**6}
 
 _COUNTS = tuple(COUNT_FIELDS.items())
 _AMOUNT_LIMITS = tuple((name, NUMBER_LIMITS["cost" if "cost" in name else "seconds"])
