@@ -40,7 +40,8 @@ from ci_eval.importers.base import (
     metadata_json,
     read_tree,
 )
-from ci_eval.importers.harbor_keys import capabilities, memory_mb, unsupported
+from ci_eval.importers.harbor_compose import compose_services
+from ci_eval.importers.harbor_keys import COMPOSE_FILES, capabilities, memory_mb, unsupported
 from ci_eval.output import read_user_file
 from ci_eval.tasks.model import MAX_TIMEOUT_SECONDS
 
@@ -177,6 +178,12 @@ def _task(folder: Path, data: dict, today: dt.date) -> ImportedTask:
         ("agent", _number(data, "agent", "timeout_sec", toml_path)),
         ("checks", _number(data, "verifier", "timeout_sec", toml_path))) if value is not None}
     docker = _docker_section(data, toml_path)
+    compose = [name for name in COMPOSE_FILES if name in files]
+    if compose:  # Harbor reads the first of these names it finds
+        services, warnings = compose_services(files[compose[0]], str(folder / compose[0]))
+        if services:
+            docker["services"] = services
+        task.warnings.extend(warnings)
     needed = capabilities(files)
     if needed:
         docker["capabilities"] = needed

@@ -101,10 +101,6 @@ def unsupported(data: dict, files: dict[str, bytes]) -> list[str]:
                 found.append(f"{where} not supported: {OTHER_KEYS[key]}")
             else:
                 found.append(f"{where} is not a key ci-eval knows: ignored")
-    for name in COMPOSE_FILES:
-        if name in files:
-            found.append(f"{name}: compose sidecars are not started (the checks and the agent "
-                         "see the task's own container only)")
     test_sh = files.get("tests/test.sh", b"").decode("utf-8", errors="replace")
     installs = sorted({m.group(0).strip() for m in _INSTALLS.finditer(test_sh)})
     if installs:
