@@ -41,7 +41,7 @@ from ci_eval.importers.base import (
     read_tree,
 )
 from ci_eval.importers.harbor_compose import compose_services
-from ci_eval.importers.harbor_keys import COMPOSE_FILES, capabilities, memory_mb, unsupported
+from ci_eval.importers.harbor_keys import CAPABILITIES, COMPOSE_FILES, capabilities, memory_mb, unsupported
 from ci_eval.output import read_user_file
 from ci_eval.tasks.model import MAX_TIMEOUT_SECONDS
 
@@ -185,7 +185,12 @@ def _task(folder: Path, data: dict, today: dt.date) -> ImportedTask:
             docker["services"] = services
         task.warnings.extend(warnings)
     needed = capabilities(files)
-    if needed:
+    if docker.get("services") and not needed:
+        needed = list(CAPABILITIES)
+        task.warnings.append(f"its sidecars' images may switch users as they start (a "
+                             f"database's entrypoint): the containers get {', '.join(needed)} "
+                             "back (docker.capabilities)")
+    elif needed:
         docker["capabilities"] = needed
         task.warnings.append(f"its scripts change users or owners (useradd, chown, su): the "
                              f"containers get {', '.join(needed)} back (docker.capabilities)")

@@ -49,6 +49,9 @@ _NEVER = {  # what would give a sidecar the host, or more than the task's own co
     "sysctls": "the engine's defaults",
 }
 _TOP_IGNORED = {"version", "name"}
+# compose's interpolation: $$ is a $, ${NAME:-default} / ${NAME-default} the default, ${NAME}
+# and $NAME the host's variable (here: empty, warned: nothing of the host reaches a sidecar)
+_VARIABLE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
 def compose_services(data: bytes, source: str) -> tuple[list[dict], list[str]]:
@@ -66,6 +69,7 @@ def compose_services(data: bytes, source: str) -> tuple[list[dict], list[str]]:
                 "networks, configs or secrets)" for key in sorted(map(str, document))
                 if key != "services" and key not in _TOP_IGNORED and not key.startswith("x-")]
     services = []
+    document = _interpolated(document, source, warnings)
     for name, spec in document["services"].items():
         where = f"services.{name}"
         if not isinstance(spec, dict):
@@ -83,6 +87,28 @@ def compose_services(data: bytes, source: str) -> tuple[list[dict], list[str]]:
         raise UserError(f"{len(services)} sidecars: at most {MAX_SERVICES}", path=source,
                         field="services")
     return services, warnings
+
+
+def _interpolated(value, source: str, warnings: list[str]):
+    """`value` with compose's interpolation done in every string (keys stay as they are)."""
+    if isinstance(value, dict):
+        return {key: _interpolated(item, source, warnings) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_interpolated(item, source, warnings) for item in value]
+    if not isinstance(value, str):
+        return value
+
+    def substitute(found: re.Match) -> str:
+        if found.group(0) == "$$":
+            return "$"
+        if found.group(2) is not None:
+            return found.group(2)
+        variable = found.group(1) or found.group(3)
+        warnings.append(f"{source}: ${{{variable}}} is empty: compose takes it from the host's "
+                        "environment, ci-eval passes nothing of the host to a sidecar")
+        return ""
+
+    return _VARIABLE.sub(substitute, value)
 
 
 def _service(name: str, spec: dict, source: str, warnings: list[str]) -> dict:
