@@ -34,7 +34,8 @@ def test_the_cookbook_imports_and_names_what_it_drops(cli, repo_root):
     for source_id in imported:
         assert warned(source_id, "tests/test.sh installs tools when it runs"), source_id
     assert warned("mcp-tools", "[environment].mcp_servers not supported")
-    assert warned("mcp-tools", "environment/docker-compose.yaml: compose sidecars are not started")
+    assert not warned("mcp-tools", "compose sidecars are not started")
+    assert warned("mcp-tools", "sidecars' images may switch users")
     assert warned("skills", "[environment].skills_dir not supported")
     assert not warned("dns-blacklisting", "ENTRYPOINT")  # started, scripts exec'd: as Harbor
     assert not warned("simple-task", "not supported")
@@ -43,6 +44,10 @@ def test_the_cookbook_imports_and_names_what_it_drops(cli, repo_root):
     assert (folder / "tests" / "test_outputs.py").stat().st_mode & 0o111 == 0
     metadata = json.loads((folder / "metadata.json").read_text())
     assert metadata["docker"]["memory_mb"] == 2048 and metadata["runner"] == "docker"
+    [sidecar] = metadata["docker"]["services"]  # its compose file's mcp-server, as Harbor starts it
+    assert sidecar["name"] == "mcp-server" and sidecar["build"] == {
+        "context": "environment/mcp-server", "dockerfile": "Dockerfile"}
+    assert sidecar["healthcheck"]["test"][0] == "python" and sidecar["healthcheck"]["retries"] == 15
     validated = cli("validate", cwd=repo_root)
     assert validated.returncode == 0, validated.stdout + validated.stderr
 
