@@ -4,6 +4,7 @@ the field; every key not carried over is named in a warning; nothing of the host
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -195,3 +196,22 @@ def test_a_bad_compose_file_is_bad_input_at_import(tmp_path, cli, repo_root):
     assert result.returncode == 2, result.stdout + result.stderr
     assert "docker-compose.yaml" in result.stderr and "services.web.build.context" in result.stderr
     assert "Traceback" not in result.stderr and list((repo_root / "tasks").iterdir()) == []
+
+
+@pytest.mark.parametrize("service, field", [
+    ({"name": "main", "image": "x"}, "docker.services[0].name"),
+    ({"name": "web", "build": {"context": "environment/../..", "dockerfile": "Dockerfile"}},
+     "docker.services[0].build.context"),
+    ({"name": "web", "image": "x", "volumes": ["/:/host"]}, "docker.services[0]"),
+    ({"name": "web"}, "docker.services[0]"),
+])
+def test_validate_refuses_a_hand_edited_service(tmp_path, cli, repo_root, service, field):
+    imported = cli("import", "harbor", FIXTURE, "--into", repo_root, "--json")
+    assert imported.returncode == 0, imported.stderr
+    metadata_path = next((repo_root / "tasks").glob("*/metadata.json"))
+    metadata = json.loads(metadata_path.read_text())
+    metadata["docker"]["services"] = [service]
+    metadata_path.write_text(json.dumps(metadata))
+    result = cli("validate", cwd=repo_root)
+    assert result.returncode != 0 and field in result.stdout + result.stderr, (
+        result.stdout + result.stderr)
