@@ -14,8 +14,14 @@ import json
 import shutil
 from pathlib import Path
 
+import harbor_tools
 import pytest
-from docker_helpers import busybox_image, docker_engine  # noqa: F401 - fixtures
+from docker_helpers import (  # noqa: F401 - fixtures
+    busybox_image,
+    docker_engine,
+    python_slim_stand_in,
+    ubuntu_stand_in,
+)
 
 from ci_eval.run.docker import sidecars
 from ci_eval.run.docker.images import ImageCache
@@ -24,6 +30,7 @@ from ci_eval.tasks.load import load_task
 
 TASK = Path(__file__).parent / "fixtures" / "harbor-compose" / "web-sidecar"
 TASK_ID = "task-001-web-sidecar"
+MULTI_CONTAINER = Path(__file__).parent / "fixtures" / "harbor-cookbook" / "multi-container"
 
 
 def imported(tmp_path, cli, source: Path = TASK) -> Path:
@@ -117,3 +124,30 @@ def test_a_sidecar_that_is_not_up_is_an_infrastructure_outcome(tmp_path, cli, bu
     assert result.returncode != 0
     assert expected in result.stdout + result.stderr, result.stdout + result.stderr[-2000:]
     assert leftovers(docker_engine, TASK_ID) == ("", "")
+
+
+def test_the_cookbook_multi_container_recipe_verifies_as_imported(
+        tmp_path, cli, docker_engine, ubuntu_stand_in, python_slim_stand_in):  # noqa: F811
+    tools = harbor_tools.prepared()
+    if tools is None:
+        pytest.skip(f"the verifier's tools are not prepared at {harbor_tools.TOOLS} "
+                    "(python3 tests/harbor_tools.py prepare; .ci/run does)")
+    env = {"CI_EVAL_VERIFIER_TOOLS": str(tools)}
+    root = imported(tmp_path, cli, MULTI_CONTAINER)
+    task_id = "task-001-multi-container"
+    [sidecar] = json.loads((root / "tasks" / task_id / "metadata.json").read_text())[
+        "docker"]["services"]
+    assert sidecar["name"] == "api-server"
+    result = cli("verify", "--root", root, "--runner", "docker", "--json", env=env, timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    verdict = json.loads(result.stdout)["tasks"][0]
+    assert verdict["valid"] and verdict["states_checked"] == 2, verdict
+    for agent, status in (("reference", "pass"), ("noop", "fail")):
+        ran = cli("run", "--root", root, "--agent", agent, "-k", "1", "--fresh", task_id,
+                  env=env, timeout=900)
+        assert ran.returncode == 0, ran.stderr[-3000:]
+        [record] = [json.loads(line) for line in
+                    (root / "results" / f"{task_id}.jsonl").read_text().splitlines()]
+        assert record["status"] == status, record["reason"]
+        assert f"reward {1 if status == 'pass' else 0}" in record["reason"], record["reason"]
+    assert leftovers(docker_engine, task_id) == ("", "")

@@ -12,6 +12,7 @@ import pytest
 
 from ci_eval.errors import UserError
 from ci_eval.importers.harbor_compose import compose_services
+from ci_eval.importers.harbor_keys import mcp_warnings, skills_warning
 from ci_eval.run.docker.settings import DockerSettings
 from ci_eval.run.docker.sidecars import health_argv, service_argv
 
@@ -215,3 +216,27 @@ def test_validate_refuses_a_hand_edited_service(tmp_path, cli, repo_root, servic
     result = cli("validate", cwd=repo_root)
     assert result.returncode != 0 and field in result.stdout + result.stderr, (
         result.stdout + result.stderr)
+
+
+def test_each_mcp_server_is_named_with_where_it_runs():
+    found = mcp_warnings([
+        {"name": "tools", "transport": "streamable-http", "url": "http://tools:8000/mcp"},
+        {"name": "remote", "transport": "sse", "url": "https://mcp.example.com/sse"},
+        {"name": "local", "command": "npx", "args": ["server"]},
+        "not a table",
+    ], ("tools",))
+    assert len(found) == 4
+    assert found[0].startswith("[environment].mcp_servers 'tools' (streamable-http) not given")
+    assert "its server is the sidecar tools (started, reachable at http://tools:8000/mcp" in found[0]
+    assert "nothing here serves https://mcp.example.com/sse (no sidecar is named mcp.example.com)" \
+        in found[1]
+    assert "'local' (stdio)" in found[2] and "its command is not run" in found[2]
+    assert "'?'" in found[3]
+    assert all("configures no MCP client" in w and ".mcp.json" in w for w in found)
+    assert mcp_warnings({"name": "one", "url": "http://x/"}, ())[0].count("[environment]") == 1
+
+
+def test_skills_dir_says_where_the_skills_stay():
+    said = skills_warning("/skills")
+    assert said.startswith("[environment].skills_dir '/skills' not supported")
+    assert ".claude/skills/" in said and "docs/harness.md" in said

@@ -189,7 +189,8 @@ def _task(folder: Path, data: dict, today: dt.date) -> ImportedTask:
     ignored = sorted(p.name for p in folder.iterdir() if p.name not in KNOWN_ENTRIES)
     if ignored:
         task.warnings.append(f"not imported: {', '.join(ignored)}")
-    task.warnings.extend(unsupported(data, files))
+    task.warnings.extend(unsupported(data, files, tuple(
+        service["name"] for service in docker.get("services", ()))))
     metadata = {"difficulty": difficulty, "area": category.strip(),
                 "tags": list(dict.fromkeys(["imported", NAME, *(t.strip() for t in tags)])),
                 "created": today.isoformat(), "runner": "docker", "docker": docker,
