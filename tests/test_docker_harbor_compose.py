@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import harbor_tools
@@ -151,3 +155,41 @@ def test_the_cookbook_multi_container_recipe_verifies_as_imported(
         assert record["status"] == status, record["reason"]
         assert f"reward {1 if status == 'pass' else 0}" in record["reason"], record["reason"]
     assert leftovers(docker_engine, task_id) == ("", "")
+
+
+def test_a_checks_timeout_removes_the_sidecars(tmp_path, cli, busybox_image,
+                                               docker_engine):  # noqa: F811
+    source = broken_copy(tmp_path, (TASK / "environment" / "docker-compose.yaml").read_text())
+    toml = source / "task.toml"
+    toml.write_text(toml.read_text().replace("[verifier]\ntimeout_sec = 120.0",
+                                             "[verifier]\ntimeout_sec = 3.0"))
+    (source / "tests" / "test.sh").write_text("#!/bin/sh\nsleep 60\n")
+    root = imported(tmp_path, cli, source)
+    result = cli("verify", "--root", root, "--runner", "docker", "--json", timeout=300)
+    assert result.returncode != 0
+    assert "timed out" in result.stdout + result.stderr, result.stdout + result.stderr[-2000:]
+    assert leftovers(docker_engine, TASK_ID) == ("", "")
+
+
+def test_a_run_stopped_by_sigint_leaves_no_sidecar(tmp_path, cli, busybox_image,
+                                                   docker_engine):  # noqa: F811
+    source = broken_copy(tmp_path, (TASK / "environment" / "docker-compose.yaml").read_text())
+    (source / "tests" / "test.sh").write_text("#!/bin/sh\nsleep 120\n")
+    root = imported(tmp_path, cli, source)
+    proc = subprocess.Popen([sys.executable, "-m", "ci_eval", "verify", "--root", str(root),
+                             "--runner", "docker"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 240
+        while leftovers(docker_engine, TASK_ID)[1] == "":  # the sidecars' network is up
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+            time.sleep(0.5)
+        time.sleep(3)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode != 0
+    assert leftovers(docker_engine, TASK_ID) == ("", "")
