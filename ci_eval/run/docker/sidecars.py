@@ -131,14 +131,17 @@ def _wait(service: dict, name: str) -> None:
     while True:
         cancellation.raise_if_cancelled()
         _running(service, name)
-        attempt = engine.docker(*health_argv(name, service), check=False,
-                                timeout=check["timeout_seconds"] + EXEC_SLACK)
-        if attempt.returncode == 0:
-            return
+        try:
+            attempt = engine.docker(*health_argv(name, service), check=False,
+                                    timeout=check["timeout_seconds"] + EXEC_SLACK)
+            if attempt.returncode == 0:
+                return
+            said = engine.last_line(attempt.stdout + attempt.stderr)
+        except engine.EngineError as exc:  # the check hung: a failed attempt, as compose counts it
+            said = str(exc)
         if time.monotonic() - began >= check["start_period_seconds"]:
             failures += 1
         if failures >= check["retries"]:
-            said = engine.last_line(attempt.stdout + attempt.stderr)
             raise SidecarError(f"sidecar {service['name']} is unhealthy: its healthcheck failed "
                                f"{failures} times ({said or 'no output'}){_logs(name)}")
         time.sleep(max(0.1, check["interval_seconds"]))
