@@ -237,3 +237,36 @@ def ubuntu_stand_in(docker_engine):
         build_python_rootfs(UBUNTU_STAND_IN_ROOTFS, UBUNTU_STAND_IN_PACKAGES)
     docker_engine.docker("import", str(UBUNTU_STAND_IN_ROOTFS), UBUNTU_STAND_IN)
     return UBUNTU_STAND_IN
+
+
+# The FROM image of the cookbook's multi-container sidecar (`python:3.12-slim`, then `RUN pip
+# install flask`): no registry here, so a Debian bookworm rootfs (its Python is 3.11) with pip
+# and flask, imported under that name. Debian marks its Python externally managed (PEP 668),
+# which the official image does not: the marker is removed, so the RUN step's `pip install
+# flask` finds flask installed and succeeds without a network, as on a machine with a mirror.
+PYTHON_SLIM_STAND_IN = "python:3.12-slim"
+PYTHON_SLIM_STAND_IN_PACKAGES = "python3,python3-pip,python3-flask,python-is-python3"
+PYTHON_SLIM_STAND_IN_ROOTFS = CACHE / "python-slim-stand-in-bookworm-flask-rootfs.tar"
+
+
+@pytest.fixture(scope="session")
+def python_slim_stand_in(docker_engine):
+    """PYTHON_SLIM_STAND_IN (mmdebstrap, ~3 min once; the rootfs tar cached)."""
+    if docker_engine.docker("image", "inspect", PYTHON_SLIM_STAND_IN,
+                            check=False).returncode == 0:
+        return PYTHON_SLIM_STAND_IN
+    if not cached_rootfs_is_tar(PYTHON_SLIM_STAND_IN_ROOTFS):
+        if shutil.which("mmdebstrap") is None:
+            pytest.skip("mmdebstrap is not installed (apt-get install mmdebstrap), and no "
+                        f"cached rootfs at {PYTHON_SLIM_STAND_IN_ROOTFS}")
+        build_python_rootfs(PYTHON_SLIM_STAND_IN_ROOTFS, PYTHON_SLIM_STAND_IN_PACKAGES)
+    imported = "ci-eval-tests/python-slim-rootfs:1"
+    docker_engine.docker("import", str(PYTHON_SLIM_STAND_IN_ROOTFS), imported)
+    context = Path(tempfile.mkdtemp(prefix="python-slim-context-"))
+    try:
+        (context / "Dockerfile").write_text(
+            f"FROM {imported}\nRUN rm -f /usr/lib/python3*/EXTERNALLY-MANAGED\n")
+        docker_engine.docker("build", "-q", "-t", PYTHON_SLIM_STAND_IN, str(context))
+    finally:
+        shutil.rmtree(context, ignore_errors=True)
+    return PYTHON_SLIM_STAND_IN

@@ -6,6 +6,10 @@ wheels its `uvx --with pytest==8.4.1 --with pytest-json-ctrf==0.3.5 pytest` reso
 pip reaches PyPI there), so no test reaches the network; a test finding none skips, loudly.
 
     folder = harbor_tools.prepared()    # the folder, or None when not prepared
+
+SCIENTIFIC (prepared the same way, beside it): the same uv, and the wheels QuantitativeFinance-
+Bench's test.sh files ask uvx for (`-w pytest==8.4.1 -w pytest-json-ctrf==0.3.5 -w numpy -w
+pandas -w scipy`, ~65 MB, for the image's Python 3.11), for tests/test_docker_harbor_qf_bench.py.
 """
 
 from __future__ import annotations
@@ -25,10 +29,12 @@ UV_PLATFORM = "musllinux_1_1_x86_64"  # a static binary: runs on any x86-64 imag
 # what the cookbook's test.sh files ask uvx for, and their dependencies (pure-Python wheels)
 WHEELS = ("pytest==8.4.1", "pytest-json-ctrf==0.3.5")
 STAMP = ".prepared"
+SCIENTIFIC = CACHE / "harbor-verifier-tools-scientific"
+SCIENTIFIC_WHEELS = (*WHEELS, "numpy", "pandas", "scipy")
 
 
-def prepared() -> Path | None:
-    return TOOLS if (TOOLS / STAMP).is_file() else None
+def prepared(folder: Path = TOOLS) -> Path | None:
+    return folder if (folder / STAMP).is_file() else None
 
 
 def _pip_download(target: Path, *args: str) -> None:
@@ -37,13 +43,13 @@ def _pip_download(target: Path, *args: str) -> None:
                    check=True, timeout=600)
 
 
-def prepare() -> Path:
+def prepare(folder: Path = TOOLS, wheels: tuple[str, ...] = WHEELS) -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
     with open(CACHE / ".harbor-verifier-tools.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if prepared():
-            return TOOLS
-        partial = CACHE / f".harbor-verifier-tools.{os.getpid()}.partial"
+        if prepared(folder):
+            return folder
+        partial = CACHE / f".{folder.name}.{os.getpid()}.partial"
         shutil.rmtree(partial, ignore_errors=True)
         try:
             downloads, bin_dir = partial / "downloads", partial / "bin"
@@ -59,16 +65,17 @@ def prepare() -> Path:
             if not (bin_dir / "uvx").is_file():
                 raise RuntimeError(f"{wheel.name} holds no uv and uvx")
             shutil.rmtree(downloads)
-            _pip_download(partial / "wheels", "--python-version", "3.11", *WHEELS)
-            (partial / STAMP).write_text(f"{UV} {' '.join(WHEELS)}\n")
-            shutil.rmtree(TOOLS, ignore_errors=True)
-            partial.rename(TOOLS)
+            _pip_download(partial / "wheels", "--python-version", "3.11", *wheels)
+            (partial / STAMP).write_text(f"{UV} {' '.join(wheels)}\n")
+            shutil.rmtree(folder, ignore_errors=True)
+            partial.rename(folder)
         finally:
             shutil.rmtree(partial, ignore_errors=True)
-    return TOOLS
+    return folder
 
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["prepare"]:
         sys.exit("usage: python3 tests/harbor_tools.py prepare")
     print(prepare())
+    print(prepare(SCIENTIFIC, SCIENTIFIC_WHEELS))

@@ -11,9 +11,10 @@ verdicts Harbor's oracle and nop agents give (reward 1 with solution/solve.sh, 0
 
 No registry and no network here: `ubuntu:24.04` is a Debian rootfs imported under that name
 (tests/docker_helpers.py), and the tools test.sh would fetch come from CI_EVAL_VERIFIER_TOOLS
-(tests/harbor_tools.py, prepared by .ci/run). The fifth recipe, mcp-tools (a compose sidecar
-FROM python:3.12-slim with uv from ghcr.io and fastmcp), is not run: compose sidecars are not
-started (warned at import)."""
+(tests/harbor_tools.py, prepared by .ci/run). The compose recipes: multi-container is
+verified in tests/test_docker_harbor_compose.py; mcp-tools is not run (its sidecar FROM
+python:3.12-slim takes uv from ghcr.io and fastmcp from PyPI when it starts, and its solve.sh
+installs uv with curl)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""`ci-eval import harbor` on real Harbor tasks (issue 36 items 3-6): six recipes of
+"""`ci-eval import harbor` on real Harbor tasks (issue 36 items 3-6): seven recipes of
 harbor-framework's cookbook, vendored unchanged with their licence (tests/fixtures/harbor-cookbook/
-SOURCE.md). The multi-step recipe is skipped with its reason and the five others imported; every
+SOURCE.md). The multi-step recipe is skipped with its reason and the six others imported; every
 key and file the import does not carry over is named; execute bits are kept.
 
 Their test.sh installs curl and uv at verification time, which ci-eval's checks container has
@@ -23,8 +23,8 @@ def test_the_cookbook_imports_and_names_what_it_drops(cli, repo_root):
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     imported = {item["source_id"]: item for item in report["imported"]}
-    assert sorted(imported) == ["dns-blacklisting", "mcp-tools", "multi-reward", "simple-task",
-                                "skills"]
+    assert sorted(imported) == ["dns-blacklisting", "mcp-tools", "multi-container",
+                                "multi-reward", "simple-task", "skills"]
     [skipped] = report["skipped"]
     assert skipped["source_id"] == "multi-step" and "[[steps]]" in skipped["reason"]
 
@@ -33,9 +33,12 @@ def test_the_cookbook_imports_and_names_what_it_drops(cli, repo_root):
 
     for source_id in imported:
         assert warned(source_id, "tests/test.sh installs tools when it runs"), source_id
-    assert warned("mcp-tools", "[environment].mcp_servers not supported")
-    assert warned("mcp-tools", "environment/docker-compose.yaml: compose sidecars are not started")
-    assert warned("skills", "[environment].skills_dir not supported")
+    assert warned("mcp-tools", "[environment].mcp_servers 'mcp-server' (streamable-http) not "
+                  "given to the agent")
+    assert warned("mcp-tools", "its server is the sidecar mcp-server (started")
+    assert not warned("mcp-tools", "compose sidecars are not started")
+    assert warned("mcp-tools", "sidecars' images may switch users")
+    assert warned("skills", "[environment].skills_dir '/skills' not supported")
     assert not warned("dns-blacklisting", "ENTRYPOINT")  # started, scripts exec'd: as Harbor
     assert not warned("simple-task", "not supported")
     folder = repo_root / "tasks" / imported["mcp-tools"]["task"]
@@ -43,6 +46,10 @@ def test_the_cookbook_imports_and_names_what_it_drops(cli, repo_root):
     assert (folder / "tests" / "test_outputs.py").stat().st_mode & 0o111 == 0
     metadata = json.loads((folder / "metadata.json").read_text())
     assert metadata["docker"]["memory_mb"] == 2048 and metadata["runner"] == "docker"
+    [sidecar] = metadata["docker"]["services"]  # its compose file's mcp-server, as Harbor starts it
+    assert sidecar["name"] == "mcp-server" and sidecar["build"] == {
+        "context": "environment/mcp-server", "dockerfile": "Dockerfile"}
+    assert sidecar["healthcheck"]["test"][0] == "python" and sidecar["healthcheck"]["retries"] == 15
     validated = cli("validate", cwd=repo_root)
     assert validated.returncode == 0, validated.stdout + validated.stderr
 

@@ -15,7 +15,8 @@ The source format: a task is a folder holding
 SRC is one such folder or a folder of them. Mapping: instruction.md -> prompt.md; task.toml ->
 metadata.json (difficulty easy/medium/hard -> 2/3/4, category -> area, tags, timeouts, and the
 docker settings: runner docker, workspace image, verifier harbor, build timeout, cpus,
-memory; allow_internet = false: agent_network none); environment/, tests/ and solution/ are
+memory; allow_internet = false: agent_network none; environment/docker-compose.yaml's
+services: docker.services, harbor_compose.py); environment/, tests/ and solution/ are
 kept as they are. storage_mb is recorded in x-imported-from (the engine here has no
 per-container disk quota). No checks.py: Harbor's test.sh is the verifier
 (ci_eval/run/docker/harbor.py).
@@ -41,7 +42,8 @@ from ci_eval.importers.base import (
     metadata_json,
     read_tree,
 )
-from ci_eval.importers.harbor_keys import capabilities, memory_mb, unsupported
+from ci_eval.importers.harbor_compose import compose_services
+from ci_eval.importers.harbor_keys import CAPABILITIES, COMPOSE_FILES, capabilities, memory_mb, unsupported
 from ci_eval.output import read_user_file
 from ci_eval.tasks.model import MAX_TIMEOUT_SECONDS
 
@@ -179,11 +181,7 @@ def _task(folder: Path, data: dict, today: dt.date) -> ImportedTask:
         ("agent", _number(data, "agent", "timeout_sec", toml_path)),
         ("checks", _number(data, "verifier", "timeout_sec", toml_path))) if value is not None}
     docker = _docker_section(data, toml_path)
-    needed = capabilities(files)
-    if needed:
-        docker["capabilities"] = needed
-        task.warnings.append(f"its scripts change users or owners (useradd, chown, su): the "
-                             f"containers get {', '.join(needed)} back (docker.capabilities)")
+    _sidecars_and_capabilities(folder, task, docker)
     origin = {"format": NAME, "id": folder.name, "source": str(toml_path)}
     storage = _number(data, "environment", "storage_mb", toml_path, whole=True, most=1 << 30)
     if storage is not None:
@@ -193,7 +191,8 @@ def _task(folder: Path, data: dict, today: dt.date) -> ImportedTask:
     ignored = sorted(p.name for p in folder.iterdir() if p.name not in KNOWN_ENTRIES)
     if ignored:
         task.warnings.append(f"not imported: {', '.join(ignored)}")
-    task.warnings.extend(unsupported(data, files))
+    task.warnings.extend(unsupported(data, files, tuple(
+        service["name"] for service in docker.get("services", ()))))
     metadata = {"difficulty": difficulty, "area": category.strip(),
                 "tags": list(dict.fromkeys(["imported", NAME, *(t.strip() for t in tags)])),
                 "created": today.isoformat(), "runner": "docker", "docker": docker,
@@ -202,3 +201,27 @@ def _task(folder: Path, data: dict, today: dt.date) -> ImportedTask:
         metadata["timeout_seconds"] = timeouts
     files["metadata.json"] = metadata_json(metadata)
     return task
+
+
+def _sidecars_and_capabilities(folder: Path, task: ImportedTask, docker: dict) -> None:
+    """docker.services from the compose file (Harbor reads the first of COMPOSE_FILES it finds)
+    and docker.capabilities: those the scripts need, or, with sidecars, the user-switching
+    ones (a database image's entrypoint chowns its data and drops to its user)."""
+    files = task.files
+    compose = [name for name in COMPOSE_FILES if name in files]
+    if compose:
+        services, warnings = compose_services(files[compose[0]], str(folder / compose[0]))
+        if services:
+            docker["services"] = services
+        task.warnings.extend(warnings)
+    needed = capabilities(files)
+    if needed:
+        task.warnings.append(f"its scripts change users or owners (useradd, chown, su): the "
+                             f"containers get {', '.join(needed)} back (docker.capabilities)")
+    elif docker.get("services"):
+        needed = list(CAPABILITIES)
+        task.warnings.append(f"its sidecars' images may switch users as they start (a "
+                             f"database's entrypoint): the containers get {', '.join(needed)} "
+                             "back (docker.capabilities)")
+    if needed:
+        docker["capabilities"] = needed

@@ -8,6 +8,7 @@ Carried over by ci_eval/importers/harbor.py: [metadata] difficulty, category, ta
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
 # key -> what ci-eval does with it (docs/docker.md "Harbor tasks")
 ENVIRONMENT_KEYS = {
@@ -15,9 +16,8 @@ ENVIRONMENT_KEYS = {
                       "the engine's default (a bridge-less engine gives neither any): the tools "
                       "test.sh installs come from CI_EVAL_VERIFIER_TOOLS or the image "
                       "(docs/docker.md)",
-    "mcp_servers": "MCP servers are not started or given to the agent",
-    "skills_dir": "skills are not installed for the agent (copy them into the task's harness "
-                  "files, e.g. .claude/skills/, if the agent should see them)",
+    "mcp_servers": "(one warning per server: mcp_warnings)",
+    "skills_dir": "(skills_warning)",
     "env": "environment variables are not set in the containers",
     "gpus": "no GPU is given to the containers",
     "gpu_types": "no GPU is given to the containers",
@@ -77,8 +77,9 @@ def capabilities(files: dict[str, bytes]) -> list[str]:
     return list(CAPABILITIES) if _NEEDS_CAPABILITIES.search(text) else []
 
 
-def unsupported(data: dict, files: dict[str, bytes]) -> list[str]:
-    """One warning per key or file of the task that is not carried over, naming it."""
+def unsupported(data: dict, files: dict[str, bytes], services: tuple[str, ...] = ()) -> list[str]:
+    """One warning per key or file of the task that is not carried over, naming it; `services`:
+    the names of the task's sidecars (an MCP server may be one of them)."""
     found = []
     for table, known in KNOWN.items():
         section = data if not table else data.get(table, {})
@@ -96,15 +97,17 @@ def unsupported(data: dict, files: dict[str, bytes]) -> list[str]:
                     continue
                 if key == "allow_internet" and value is False:
                     continue  # carried over: docker.agent_network "none" (harbor.py)
+                if key == "mcp_servers":
+                    found.extend(mcp_warnings(value, services))
+                    continue
+                if key == "skills_dir":
+                    found.append(skills_warning(value))
+                    continue
                 found.append(f"{where} not supported: {ENVIRONMENT_KEYS[key]}")
             elif key in OTHER_KEYS:
                 found.append(f"{where} not supported: {OTHER_KEYS[key]}")
             else:
                 found.append(f"{where} is not a key ci-eval knows: ignored")
-    for name in COMPOSE_FILES:
-        if name in files:
-            found.append(f"{name}: compose sidecars are not started (the checks and the agent "
-                         "see the task's own container only)")
     test_sh = files.get("tests/test.sh", b"").decode("utf-8", errors="replace")
     installs = sorted({m.group(0).strip() for m in _INSTALLS.finditer(test_sh)})
     if installs:
@@ -113,3 +116,37 @@ def unsupported(data: dict, files: dict[str, bytes]) -> list[str]:
                      "with CI_EVAL_VERIFIER_TOOLS, or bake them into environment/Dockerfile "
                      "(docs/docker.md \"Harbor tasks\")")
     return found
+
+
+def mcp_warnings(servers, services: tuple[str, ...]) -> list[str]:
+    """One warning per [[environment.mcp_servers]] entry: its name, transport and URL or
+    command, and where its server runs here (a sidecar, or nowhere)."""
+    if not isinstance(servers, list):
+        servers = [servers]
+    found = []
+    for server in servers:
+        server = server if isinstance(server, dict) else {}
+        name = str(server.get("name", "?"))[:60]
+        url = str(server.get("url", ""))[:200]
+        transport = str(server.get("transport", "stdio" if "command" in server else "?"))[:30]
+        host = urlsplit(url).hostname if url else None
+        if host and host in services:
+            where = (f"its server is the sidecar {host} (started, reachable at {url} from the "
+                     "task's containers)")
+        elif url:
+            where = f"nothing here serves {url} (no sidecar is named {host})"
+        else:
+            where = "its command is not run"
+        found.append(f"[environment].mcp_servers {name!r} ({transport}) not given to the agent: "
+                     f"ci-eval configures no MCP client; {where}; for an agent placed in the "
+                     "container, name the server in its harness files (e.g. .mcp.json for "
+                     "claude-code; docs/harness.md)")
+    return found
+
+
+def skills_warning(path) -> str:
+    """[environment].skills_dir: where the skills are in the image, not installed for agents."""
+    return (f"[environment].skills_dir {str(path)[:200]!r} not supported: the skills stay where "
+            "the image has them, not installed into the agent's skills folder as Harbor does "
+            "(e.g. ~/.claude/skills/): for an agent to see them, put them in the task's "
+            "harness files (.claude/skills/; docs/harness.md)")

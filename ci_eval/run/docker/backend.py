@@ -21,7 +21,7 @@ from ci_eval.errors import UserError
 from ci_eval.output import UntrustedFile, read_capped_beneath
 from ci_eval.run.agent.start import AgentKind, AgentOutcome, run_agent
 from ci_eval.run.checks.scoring import REPORTS, CheckKind, CheckOutcome, checks_outcome
-from ci_eval.run.docker import engine, harbor
+from ci_eval.run.docker import engine, harbor, sidecars
 from ci_eval.run.docker.containers import ContainerSpec, Mount, run_argv, started_argvs
 from ci_eval.run.docker.images import Image, ImageCache, ImageError, default_log_dir
 from ci_eval.run.docker.settings import docker_settings
@@ -52,6 +52,7 @@ class DockerRunner:
         self._starts: dict[str, Path] = {}
         self._lock = threading.Lock()
         self.tools: Path | None = None  # CI_EVAL_VERIFIER_TOOLS, read by prepare()
+        self._sidecars: dict[str, sidecars.Sidecars] = {}  # by workspace, until its checks end
 
     # --- before anything runs -----------------------------------------------------------
 
@@ -73,7 +74,9 @@ class DockerRunner:
             try:
                 image = self.image(task)
                 self.repo_state(task)
-            except ImageError as exc:
+                for service in docker_settings(task).services:
+                    sidecars.service_image(task, docker_settings(task), service, self.images)
+            except (ImageError, engine.EngineError) as exc:
                 raise UserError(str(exc), path=task.path) from None
             if progress:
                 progress(task, image)
@@ -140,6 +143,8 @@ class DockerRunner:
             finished = self._in_image(task, workspace, *self._script(task, source),
                                       timeout=OUTPUT_TIMEOUT, network="none",
                                       env=self._tools_env(task))
+            if finished.engine_error or finished.timed_out or finished.exit_code != 0:
+                self.stop_sidecars(workspace)  # no checks follow a failed output
             if finished.engine_error:
                 raise WorkspaceError(f"{source.name}: {finished.engine_error}")
             if finished.timed_out or finished.exit_code != 0:
@@ -176,9 +181,30 @@ class DockerRunner:
         settings = docker_settings(task)
         checks_dir = Path(checks_dir)
         checks_dir.mkdir()
-        if settings.verifier == "harbor":
-            return self._harbor(task, Path(workspace), checks_dir)
-        return self._checks_py(task, Path(workspace), checks_dir)
+        try:
+            if settings.verifier == "harbor":
+                return self._harbor(task, Path(workspace), checks_dir)
+            return self._checks_py(task, Path(workspace), checks_dir)
+        finally:  # the checks are a run's last step: its sidecars go
+            self.stop_sidecars(workspace)
+
+    def _sidecar_network(self, task: Task, workspace: Path) -> str:
+        """The private network of the workspace's sidecars, started on first use (one set per
+        workspace: solve.sh or the agent, then test.sh see the same services)."""
+        key = str(Path(workspace).resolve())
+        with self._lock:
+            found = self._sidecars.get(key)
+        if found is None:
+            found = sidecars.start(task, docker_settings(task), self.images)
+            with self._lock:
+                self._sidecars[key] = found
+        return found.network
+
+    def stop_sidecars(self, workspace: Path) -> None:
+        with self._lock:
+            found = self._sidecars.pop(str(Path(workspace).resolve()), None)
+        if found is not None:
+            sidecars.stop(found)
 
     def _harbor(self, task: Task, workspace: Path, checks_dir: Path) -> CheckOutcome:
         logs = checks_dir / "logs"
@@ -239,6 +265,11 @@ class DockerRunner:
         image = self.image(task)
         mount = settings.mount_point(image.workdir)
         name = f"ci-eval-{task.number:03d}-{secrets.token_hex(6)}"
+        if settings.services:  # the sidecars' network: internal, no egress, for every step
+            try:
+                network = self._sidecar_network(task, workspace)
+            except sidecars.SidecarError as exc:
+                return engine.Finished(None, False, 0.0, b"", b"", str(exc))
         spec = ContainerSpec(image.tag, name, tuple(command), workdir=mount,
                              mounts=(Mount(str(Path(workspace).resolve()), mount), *mounts),
                              tmpfs=tmpfs, env=env or {}, network=network, settings=settings,

@@ -88,9 +88,11 @@ def context_hash(context: Path, dockerfile: Path) -> str:
     return digest.hexdigest()[:HASH_CHARS]
 
 
-def image_tag(task: Task, settings: DockerSettings) -> str:
+def image_tag(task: Task, settings: DockerSettings, part: str = "") -> str:
+    """`part`: a sidecar's name, for its image (ci-eval/<task-id>-<part>:<hash>)."""
     dockerfile = settings.dockerfile_path(task)
-    return f"ci-eval/{task.id}:{context_hash(settings.context(task), dockerfile)}"
+    name = f"{task.id}-{part}" if part else task.id
+    return f"ci-eval/{name}:{context_hash(settings.context(task), dockerfile)}"
 
 
 class ImageCache:
@@ -103,9 +105,9 @@ class ImageCache:
         self._images: dict[str, Image] = {}
         self._failures: dict[str, str] = {}
 
-    def image(self, task: Task, settings: DockerSettings) -> Image:
+    def image(self, task: Task, settings: DockerSettings, part: str = "") -> Image:
         try:
-            tag = image_tag(task, settings)
+            tag = image_tag(task, settings, part)
         except OSError as exc:
             raise ImageError(f"{task.id}: cannot read its build context ({exc})") from None
         with self._lock:
@@ -116,7 +118,7 @@ class ImageCache:
             if tag in self._failures:
                 raise ImageError(self._failures[tag])
             try:
-                image = self._provide(task, settings, tag)
+                image = self._provide(task, settings, tag, part)
             except (ImageError, engine.EngineError) as exc:
                 message = str(exc) if isinstance(exc, ImageError) else (
                     f"{task.id}: image {tag}: {exc}")
@@ -125,13 +127,13 @@ class ImageCache:
             self._images[tag] = image
             return image
 
-    def _provide(self, task: Task, settings: DockerSettings, tag: str) -> Image:
+    def _provide(self, task: Task, settings: DockerSettings, tag: str, part: str) -> Image:
         started = time.monotonic()
         log = None
         config = engine.image_config(tag)
         built = config is None
         if config is None:
-            log = self.log_dir / f"{task.id}.build.log"
+            log = self.log_dir / f"{task.id}{'-' + part if part else ''}.build.log"
             build(tag, settings.context(task), settings.dockerfile_path(task), log,
                   timeout=settings.build_timeout, task_id=task.id)
             config = engine.image_config(tag)

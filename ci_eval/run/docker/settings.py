@@ -31,11 +31,15 @@ class DockerSettings:
     user: str | None = None  # the user checks run as (default: the image's USER, else root)
     capabilities: tuple[str, ...] = ()  # given back after --cap-drop ALL (useradd, chown)
     agent_network: str = "default"  # or "none": an agent in the container (allow_internet)
+    services: tuple[dict, ...] = ()  # sidecars (Harbor's compose services): sidecars.py
+    context_folder: str | None = None  # the build context, when not the Dockerfile's folder
 
     def dockerfile_path(self, task: Task) -> Path:
         return task.path / self.dockerfile
 
     def context(self, task: Task) -> Path:
+        if self.context_folder:
+            return task.path / self.context_folder
         return self.dockerfile_path(task).parent
 
     def mount_point(self, image_workdir: str) -> str:
@@ -60,6 +64,7 @@ def docker_settings(task: Task) -> DockerSettings:
         user=spec.get("user"),
         capabilities=tuple(spec.get("capabilities", ())),
         agent_network=spec.get("agent_network", "default"),
+        services=tuple(spec.get("services", ())),
     )
 
 
