@@ -14,27 +14,29 @@ pandas -w scipy`, ~65 MB, for the image's Python 3.11), for tests/test_docker_ha
 
 from __future__ import annotations
 
-import fcntl
-import os
 import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
-CACHE = Path(os.environ.get("CI_EVAL_TESTS_CACHE", Path.home() / ".cache" / "ci-eval-tests"))
+from cache_folder import CACHE, built_once, ready
+
 TOOLS = CACHE / "harbor-verifier-tools"
 UV = "uv==0.9.7"  # the version the cookbook's test.sh installs (astral.sh/uv/0.9.7/install.sh)
 UV_PLATFORM = "musllinux_1_1_x86_64"  # a static binary: runs on any x86-64 image
 # what the cookbook's test.sh files ask uvx for, and their dependencies (pure-Python wheels)
 WHEELS = ("pytest==8.4.1", "pytest-json-ctrf==0.3.5")
-STAMP = ".prepared"
 SCIENTIFIC = CACHE / "harbor-verifier-tools-scientific"
 SCIENTIFIC_WHEELS = (*WHEELS, "numpy", "pandas", "scipy")
 
 
+def _stamp_text(wheels: tuple[str, ...]) -> str:
+    return f"{UV} {' '.join(wheels)}\n"
+
+
 def prepared(folder: Path = TOOLS) -> Path | None:
-    return folder if (folder / STAMP).is_file() else None
+    return ready(folder, _stamp_text(SCIENTIFIC_WHEELS if folder == SCIENTIFIC else WHEELS))
 
 
 def _pip_download(target: Path, *args: str) -> None:
@@ -44,34 +46,23 @@ def _pip_download(target: Path, *args: str) -> None:
 
 
 def prepare(folder: Path = TOOLS, wheels: tuple[str, ...] = WHEELS) -> Path:
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with open(CACHE / ".harbor-verifier-tools.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if prepared(folder):
-            return folder
-        partial = CACHE / f".{folder.name}.{os.getpid()}.partial"
-        shutil.rmtree(partial, ignore_errors=True)
-        try:
-            downloads, bin_dir = partial / "downloads", partial / "bin"
-            bin_dir.mkdir(parents=True)
-            _pip_download(downloads, "--no-deps", "--platform", UV_PLATFORM, UV)
-            [wheel] = downloads.glob("uv-*.whl")
-            with zipfile.ZipFile(wheel) as archive:
-                for member in archive.namelist():
-                    name = member.rsplit("/", 1)[-1]
-                    if member.split("/", 1)[0].endswith(".data") and name in ("uv", "uvx"):
-                        (bin_dir / name).write_bytes(archive.read(member))
-                        (bin_dir / name).chmod(0o755)
-            if not (bin_dir / "uvx").is_file():
-                raise RuntimeError(f"{wheel.name} holds no uv and uvx")
-            shutil.rmtree(downloads)
-            _pip_download(partial / "wheels", "--python-version", "3.11", *wheels)
-            (partial / STAMP).write_text(f"{UV} {' '.join(wheels)}\n")
-            shutil.rmtree(folder, ignore_errors=True)
-            partial.rename(folder)
-        finally:
-            shutil.rmtree(partial, ignore_errors=True)
-    return folder
+    def fill(partial: Path) -> None:
+        downloads, bin_dir = partial / "downloads", partial / "bin"
+        bin_dir.mkdir(parents=True)
+        _pip_download(downloads, "--no-deps", "--platform", UV_PLATFORM, UV)
+        [wheel] = downloads.glob("uv-*.whl")
+        with zipfile.ZipFile(wheel) as archive:
+            for member in archive.namelist():
+                name = member.rsplit("/", 1)[-1]
+                if member.split("/", 1)[0].endswith(".data") and name in ("uv", "uvx"):
+                    (bin_dir / name).write_bytes(archive.read(member))
+                    (bin_dir / name).chmod(0o755)
+        if not (bin_dir / "uvx").is_file():
+            raise RuntimeError(f"{wheel.name} holds no uv and uvx")
+        shutil.rmtree(downloads)
+        _pip_download(partial / "wheels", "--python-version", "3.11", *wheels)
+
+    return built_once(folder, _stamp_text(wheels), fill)
 
 
 if __name__ == "__main__":

@@ -9,44 +9,27 @@ none skips, loudly.
 
 from __future__ import annotations
 
-import fcntl
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-CACHE = Path(os.environ.get("CI_EVAL_TESTS_CACHE", Path.home() / ".cache" / "ci-eval-tests"))
+from cache_folder import CACHE, built_once, ready
+
 PINS = ("jest@30.5.2", "jest-junit@16.0.0")
 PREFIX = CACHE / "jest"
-STAMP = ".ci-eval-pins"
+STAMP_TEXT = " ".join(PINS) + "\n"
 
 
 def installed() -> Path | None:
-    stamp = PREFIX / STAMP
-    if stamp.is_file() and stamp.read_text().split() == list(PINS):
-        return PREFIX
-    return None
+    return ready(PREFIX, STAMP_TEXT)
 
 
 def install() -> Path:
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with open(CACHE / ".jest.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if installed():
-            return PREFIX
-        partial = CACHE / f".jest.{os.getpid()}.partial"
-        shutil.rmtree(partial, ignore_errors=True)
-        partial.mkdir()
-        try:
-            subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix",
-                            str(partial), *PINS], check=True, timeout=900)
-            (partial / STAMP).write_text(" ".join(PINS) + "\n")
-            shutil.rmtree(PREFIX, ignore_errors=True)
-            partial.rename(PREFIX)
-        finally:
-            shutil.rmtree(partial, ignore_errors=True)
-    return PREFIX
+    def fill(partial: Path) -> None:
+        subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix",
+                        str(partial), *PINS], check=True, timeout=900)
+
+    return built_once(PREFIX, STAMP_TEXT, fill)
 
 
 if __name__ == "__main__":

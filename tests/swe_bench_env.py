@@ -14,14 +14,13 @@ pip reaches PyPI there), so no test reaches the network; a test finding none ski
 
 from __future__ import annotations
 
-import fcntl
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-CACHE = Path(os.environ.get("CI_EVAL_TESTS_CACHE", Path.home() / ".cache" / "ci-eval-tests"))
+from cache_folder import CACHE, built_once, ready
+
 WHEELS = CACHE / "swe-bench-flask-2.3-wheels"
 # SPECS_FLASK["2.3"]["pip_packages"] (SWE-bench harness/constants/python.py)
 PIP_PACKAGES = ("setuptools==70.0.0", "click==8.1.3", "itsdangerous==2.1.2", "Jinja2==3.1.2",
@@ -33,11 +32,11 @@ PINS = PIP_PACKAGES + TEST_REQUIREMENTS
 SOURCE_BUILT = ("MarkupSafe==2.1.1",)
 # run from its own wheel (`python3 pip-*.whl/pip install ...`): the docker image has no pip
 PIP = "pip==24.0"
-STAMP = ".prepared"
+STAMP_TEXT = " ".join(PINS) + "\n"
 
 
 def prepared() -> Path | None:
-    return WHEELS if (WHEELS / STAMP).is_file() else None
+    return ready(WHEELS, STAMP_TEXT)
 
 
 def _pip(*args: str, env: dict | None = None) -> None:
@@ -46,26 +45,15 @@ def _pip(*args: str, env: dict | None = None) -> None:
 
 
 def prepare() -> Path:
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with open(CACHE / ".swe-bench-flask-wheels.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if prepared():
-            return WHEELS
-        partial = CACHE / f".swe-bench-flask-wheels.{os.getpid()}.partial"
-        shutil.rmtree(partial, ignore_errors=True)
-        try:
-            binary = [pin for pin in PINS if pin not in SOURCE_BUILT]
-            _pip("download", "--only-binary=:all:", "--python-version", "3.11",
-                 "--implementation", "cp", "--platform", "manylinux2014_x86_64",
-                 "--dest", str(partial), *binary, PIP)
-            _pip("wheel", "--no-binary", ":all:", "--wheel-dir", str(partial), *SOURCE_BUILT,
-                 env={**os.environ, "CC": "false"})
-            (partial / STAMP).write_text(" ".join(PINS) + "\n")
-            shutil.rmtree(WHEELS, ignore_errors=True)
-            partial.rename(WHEELS)
-        finally:
-            shutil.rmtree(partial, ignore_errors=True)
-    return WHEELS
+    def fill(partial: Path) -> None:
+        binary = [pin for pin in PINS if pin not in SOURCE_BUILT]
+        _pip("download", "--only-binary=:all:", "--python-version", "3.11",
+             "--implementation", "cp", "--platform", "manylinux2014_x86_64",
+             "--dest", str(partial), *binary, PIP)
+        _pip("wheel", "--no-binary", ":all:", "--wheel-dir", str(partial), *SOURCE_BUILT,
+             env={**os.environ, "CC": "false"})
+
+    return built_once(WHEELS, STAMP_TEXT, fill)
 
 
 if __name__ == "__main__":
