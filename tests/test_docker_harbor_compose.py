@@ -130,6 +130,38 @@ def test_a_sidecar_that_is_not_up_is_an_infrastructure_outcome(tmp_path, cli, bu
     assert leftovers(docker_engine, TASK_ID) == ("", "")
 
 
+IMAGE_ONLY = (TASK / "environment" / "docker-compose.yaml").read_text().replace(
+    "    build:\n      context: ./web\n", "    image: IMAGE\n")
+
+
+def test_an_image_only_sidecar_runs_from_the_engine_s_image(tmp_path, cli, busybox_image,
+                                                          docker_engine):  # noqa: F811
+    source = broken_copy(tmp_path, IMAGE_ONLY.replace("IMAGE", busybox_image))
+    root = imported(tmp_path, cli, source)
+    [web] = json.loads((root / "tasks" / TASK_ID / "metadata.json").read_text())[
+        "docker"]["services"]
+    assert web["image"] == busybox_image and "build" not in web
+    result = cli("verify", "--root", root, "--runner", "docker", "--json", timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    assert json.loads(result.stdout)["tasks"][0]["states_checked"] == 2
+    assert leftovers(docker_engine, TASK_ID) == ("", "")
+
+
+def test_an_image_only_sidecar_that_cannot_be_pulled_is_named(tmp_path, cli, busybox_image,
+                                                              docker_engine):  # noqa: F811
+    # No registry is reachable here (as behind a firewall): the pull fails, the run says which
+    # sidecar and which image, and what to do; nothing is left behind.
+    source = broken_copy(tmp_path, IMAGE_ONLY.replace("IMAGE", "ci-eval-absent.invalid/web:1"))
+    root = imported(tmp_path, cli, source)
+    result = cli("verify", "--root", root, "--runner", "docker", "--json", timeout=300)
+    assert result.returncode != 0
+    said = result.stdout + result.stderr
+    assert "sidecar web: image ci-eval-absent.invalid/web:1 is not in the engine and cannot " \
+           "be pulled" in said, said[-2000:]
+    assert "build or load it under that name first" in said
+    assert leftovers(docker_engine, TASK_ID) == ("", "")
+
+
 def test_the_cookbook_multi_container_recipe_verifies_as_imported(
         tmp_path, cli, docker_engine, ubuntu_stand_in, python_slim_stand_in):  # noqa: F811
     tools = harbor_tools.prepared()
