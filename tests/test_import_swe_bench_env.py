@@ -68,11 +68,24 @@ def test_the_vendored_flask_spec_is_swe_benchs_and_gives_the_documented_pins():
     assert specs[("pallets/flask", "2.0")].python == "3.9"
     assert specs[("psf/requests", "2.31")].packages == "pytest"
     # the docs' pins: pip_packages, then the test pins, all of them in what the image installs
-    documented = re.search(r"```text\n(.*?)```", DOCS.read_text(), re.S).group(1).split()
+    documented = re.search(r"need only part of it: Python 3.11\nwith\n\n```text\n(.*?)```",
+                           DOCS.read_text(), re.S).group(1).split()
     installed = {pin.split(" ;")[0] for pin in swe_bench_env.REQUIREMENTS} | set(
         flask.pip_packages)
     assert documented and all(pin in installed for pin in documented), documented
     assert set(documented) == set(swe_bench_env.PINS)
+
+
+def test_a_teams_spec_file_wins_over_the_vendored_entry_of_its_repo_and_version(tmp_path):
+    own = tmp_path / "own.json"
+    own.write_text(json.dumps({"repos": {"pallets/flask": {
+        "requirements_paths": ["requirements/tests.txt"],
+        "versions": {"2.3": {"python": "3.12", "packages": "requirements.txt"}}}}}))
+    specs = load_specs(own)
+    assert (specs[("pallets/flask", "2.3")].python, specs[("pallets/flask", "2.3")].source) == (
+        "3.12", own)
+    assert specs[("pallets/flask", "2.3")].requirements_paths == ("requirements/tests.txt",)
+    assert specs[("pallets/flask", "3.0")].python == "3.11"  # the others stay
 
 
 def test_an_env_spec_writes_the_dockerfile_from_the_setup_commits_requirements(cli, repo_root,
