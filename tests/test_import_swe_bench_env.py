@@ -191,6 +191,8 @@ def test_a_hostile_spec_file_is_bad_input_naming_the_field(cli, repo_root, tmp_p
                                   "versions": {"1.0": {"python": "3.11"}}}}},
          "repos.acme/calc.requirements_paths[0]"),
         ({"repos": {"acme/calc": {"versions": {}}}}, "repos.acme/calc.versions"),
+        ({"repos": {"acme/calc": {"versions": {"1.0\nRUN touch /pwned": {"python": "3.11"}}}}},
+         "repos.acme/calc.versions: expected a version"),
         ({"repos": {"acme/calc": {"versions": {"1.0": {"python": "3.11",
                                                        "packages": "requirements.txt"}}}}},
          "names no requirements_paths"),

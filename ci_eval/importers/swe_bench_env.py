@@ -33,6 +33,7 @@ MAX_WHEEL_BYTES = 256 * 1024 * 1024
 MAX_WHEELS_BYTES = 2 * 1024 * 1024 * 1024
 WHEEL_FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+!-]*\.(whl|tar\.gz|zip)$")
 PYTHON_VERSION = re.compile(r"^3\.[0-9]{1,2}$")
+VERSION_KEY = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 _VERSION = r"\s*(?:===|==|~=|!=|<=|>=|<|>)\s*[A-Za-z0-9.*+!_-]+"
 # name[extras] specifiers ; marker: what pip reads as one requirement, and nothing it reads as an
@@ -97,6 +98,9 @@ def _specs_of(path: Path, field: str | None = None) -> dict[tuple[str, str], Env
         if not isinstance(versions, dict) or not versions:
             raise UserError("expected an object of versions", path=path, field=f"{where}.versions")
         for version, spec in versions.items():
+            if not VERSION_KEY.fullmatch(version):
+                raise UserError(f"expected a version (letters, digits, . _ + -), got {version!r}",
+                                path=path, field=f"{where}.versions")
             specs[(repo, version)] = _spec(repo, version, spec, paths, path,
                                            f"{where}.versions.{version}")
     return specs
@@ -235,7 +239,7 @@ def environment_files(spec: EnvSpec, requirements: list[str], wheels: dict[str, 
              if lines]
     note = [f"# Written by `ci-eval import swe-bench` from SWE-bench's specification of "
             f"{spec.repo} {spec.version}",
-            f"# ({spec.source.name}): Python {spec.python}, {origin}, then its pip_packages.",
+            f"# ({_printable(spec.source.name)}): Python {spec.python}, {origin}, then its pip_packages.",
             "# SWE-bench then installs the repository itself; here the workspace is mounted when "
             "the checks run."]
     lines = [*note, f"FROM python:{spec.python}-slim",
@@ -296,7 +300,7 @@ def environment_for(instance: dict, specs: dict[tuple[str, str], EnvSpec],
                     f"{spec.version} (shell commands, not carried: {list(spec.pre_install)!r}), "
                     "then delete the marker line of checks.py")
     warnings = [f"environment/Dockerfile from SWE-bench's specification of {spec.repo} "
-                f"{spec.version} ({spec.source.name}: Python {spec.python}, {origin}, "
+                f"{spec.version} ({_printable(spec.source.name)}: Python {spec.python}, {origin}, "
                 f"pip_packages{', from --wheels alone' if wheels else ''}): for --runner docker; "
                 "the local runner needs these packages in the interpreter that runs ci-eval"]
     if spec.install:
@@ -304,3 +308,8 @@ def environment_for(instance: dict, specs: dict[tuple[str, str], EnvSpec],
                         "not install the workspace (it is mounted when the checks run), so the "
                         "repository's own dependencies come from these pins alone")
     return Environment(environment_files(spec, requirements, wheels, origin), todo, warnings)
+
+
+def _printable(name: str) -> str:
+    """A file name as the Dockerfile's comment shows it: one line, no control character."""
+    return re.sub(r"[^A-Za-z0-9_.+ -]", "?", name)
