@@ -252,9 +252,22 @@ PYTHON_SLIM_STAND_IN_ROOTFS = CACHE / "python-slim-stand-in-bookworm-flask-rootf
 @pytest.fixture(scope="session")
 def python_slim_stand_in(docker_engine):
     """PYTHON_SLIM_STAND_IN (mmdebstrap, ~3 min once; the rootfs tar cached)."""
-    if docker_engine.docker("image", "inspect", PYTHON_SLIM_STAND_IN,
-                            check=False).returncode == 0:
-        return PYTHON_SLIM_STAND_IN
+    return _slim_stand_in(docker_engine, PYTHON_SLIM_STAND_IN)
+
+
+# The FROM image `ci-eval import swe-bench` writes for a spec of Python 3.11 (`python:3.11-slim`):
+# the same stand-in (Debian bookworm's Python is 3.11) under that name.
+PYTHON_311_SLIM_STAND_IN = "python:3.11-slim"
+
+
+@pytest.fixture(scope="session")
+def python_311_slim_stand_in(docker_engine):
+    return _slim_stand_in(docker_engine, PYTHON_311_SLIM_STAND_IN)
+
+
+def _slim_stand_in(docker_engine, name: str) -> str:
+    if docker_engine.docker("image", "inspect", name, check=False).returncode == 0:
+        return name
     if not cached_rootfs_is_tar(PYTHON_SLIM_STAND_IN_ROOTFS):
         if shutil.which("mmdebstrap") is None:
             pytest.skip("mmdebstrap is not installed (apt-get install mmdebstrap), and no "
@@ -266,7 +279,7 @@ def python_slim_stand_in(docker_engine):
     try:
         (context / "Dockerfile").write_text(
             f"FROM {imported}\nRUN rm -f /usr/lib/python3*/EXTERNALLY-MANAGED\n")
-        docker_engine.docker("build", "-q", "-t", PYTHON_SLIM_STAND_IN, str(context))
+        docker_engine.docker("build", "-q", "-t", name, str(context))
     finally:
         shutil.rmtree(context, ignore_errors=True)
-    return PYTHON_SLIM_STAND_IN
+    return name

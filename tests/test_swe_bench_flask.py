@@ -3,10 +3,11 @@
 `client` fixtures of flask's tests/conftest.py), both of flask's src layout, imported as published
 from a local mirror (`--mirror pallets/flask=PATH`, the bundle of the two base commits), then
 `validate` and `verify` on the local runner (an interpreter with the version's pins, from the wheel
-cache of tests/swe_bench_env.py) and on the docker runner (an image built from those pins, pip
---no-index, on the locally built python image): the record's patch passes every FAIL_TO_PASS and
-PASS_TO_PASS id, the untouched repository fails the FAIL_TO_PASS ids, as SWE-bench's harness
-decides them."""
+cache of tests/swe_bench_env.py) and on the docker runner (the environment/Dockerfile the import
+writes from SWE-bench's specification of flask 2.3 (issue 36 item 10): requirements/dev.txt at
+the environment_setup_commit, then pip_packages, pip --no-index from `--wheels`, on a locally built
+stand-in for python:3.11-slim): the record's patch passes every FAIL_TO_PASS and PASS_TO_PASS id,
+the untouched repository fails the FAIL_TO_PASS ids, as SWE-bench's harness decides them."""
 
 from __future__ import annotations
 
@@ -20,10 +21,12 @@ from pathlib import Path
 import pytest
 import swe_bench_env
 from conftest import _cli_env
-from docker_helpers import docker_engine, python_image  # noqa: F401 - fixtures
+from docker_helpers import docker_engine, python_311_slim_stand_in  # noqa: F401 - fixtures
 
 FIXTURES = Path(__file__).parent / "fixtures" / "swe-bench-flask"
 BASES = ("4c288bc97ea371817199908d0d9b12de9dae327e", "7ee9ceb71e868944a46e1ff00b506772a53a4f1d")
+# the environment_setup_commit of version 2.3: its requirements/dev.txt is what SWE-bench installs
+ENV_SETUP = "182ce3dd15dfa3537391c3efaf9c3ff407d134d4"
 RECORDS = [json.loads(line) for line in (FIXTURES / "instances.jsonl").read_text().splitlines()]
 
 
@@ -36,11 +39,12 @@ def wheels() -> Path:
 
 
 def flask_mirror(tmp_path: Path) -> Path:
-    """A bare repository holding the two base commits, from the bundle (depth 1: its `shallow`
-    file names them, so the missing parents are not looked for)."""
+    """A bare repository holding the two base commits and version 2.3's environment_setup_commit,
+    from the bundle (depth 1: its `shallow` file names them, so the missing parents are not
+    looked for)."""
     bare = tmp_path / "mirrors" / "flask.git"
     subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
-    (bare / "shallow").write_text("".join(f"{commit}\n" for commit in BASES))
+    (bare / "shallow").write_text("".join(f"{commit}\n" for commit in (*BASES, ENV_SETUP)))
     listed = subprocess.run(["git", "bundle", "unbundle", str(FIXTURES / "flask.bundle")],
                             cwd=bare, check=True, capture_output=True, text=True).stdout
     for line in listed.splitlines():
@@ -49,19 +53,29 @@ def flask_mirror(tmp_path: Path) -> Path:
     return bare
 
 
-def imported(cli, repo_root: Path, tmp_path: Path, env: dict) -> list[dict]:
+def imported(cli, repo_root: Path, tmp_path: Path, env: dict, *options: object) -> list[dict]:
+    """The two records imported as published: no to-do (SWE-bench's specification of flask 2.3
+    gives environment/Dockerfile)."""
     source = tmp_path / "instances.jsonl"
     shutil.copyfile(FIXTURES / "instances.jsonl", source)
     result = cli("import", "swe-bench", source, "--mirror", f"pallets/flask={flask_mirror(tmp_path)}",
-                 "--json", cwd=repo_root, env=env, timeout=180)
+                 *options, "--json", cwd=repo_root, env=env, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     items = json.loads(result.stdout)["imported"]
     assert [item["source_id"] for item in items] == ["pallets__flask-4992", "pallets__flask-5014"]
     for item in items:
         assert any("src layout" in warning for warning in item["warnings"]), item
-        [todo] = item["todo"]
-        assert "(version 2.3)" in todo and "MAP_REPO_VERSION_TO_SPECS" in todo, todo
+        assert item["todo"] == [], item
+        assert any("specification of pallets/flask 2.3" in warning and "requirements/dev.txt at "
+                   "182ce3dd15df" in warning for warning in item["warnings"]), item
         task = repo_root / "tasks" / item["task"]
+        environment = task / "environment"
+        assert (environment / "requirements.txt").read_text().splitlines() == list(
+            swe_bench_env.REQUIREMENTS)
+        assert tuple((environment / "pip-packages.txt").read_text().splitlines()) == \
+            swe_bench_env.PIP_PACKAGES
+        assert "\nFROM python:3.11-slim\n" in (environment / "Dockerfile").read_text()
+        assert "CI-EVAL-PLACEHOLDER" not in (task / "checks.py").read_text()
         metadata = json.loads((task / "metadata.json").read_text())
         assert metadata["repo"]["url"] == "https://github.com/pallets/flask.git"
         assert (task / "test-files" / "tests" / "conftest.py").is_file()
@@ -90,14 +104,6 @@ def add_negatives(repo_root: Path, items: list[dict]) -> None:
         folder = repo_root / "tasks" / item["task"] / "negatives"
         folder.mkdir()
         (folder / name).write_text(script)
-
-
-def done_with_todo(task: Path) -> None:
-    """What the team does once the environment is there: delete the import's to-do marker."""
-    checks = task / "checks.py"
-    checks.write_text("".join(line for line in checks.read_text().splitlines(keepends=True)
-                              if not line.startswith("# CI-EVAL-PLACEHOLDER")
-                              and not line.startswith("# it with `ci-eval verify`")))
 
 
 def assert_verdicts(stdout: str) -> None:
@@ -135,10 +141,6 @@ def test_the_flask_records_import_and_verify_locally(cli, repo_root, tmp_path):
     env = {"CI_EVAL_UPSTREAM_CACHE": str(tmp_path / "cache")}
     items = imported(cli, repo_root, tmp_path, env)
     python = pinned_interpreter(tmp_path, folder)
-    pending = cli("validate", cwd=repo_root, env=env)
-    assert pending.returncode != 0 and "CI-EVAL-PLACEHOLDER" in pending.stdout + pending.stderr
-    for item in items:
-        done_with_todo(repo_root / "tasks" / item["task"])
     add_negatives(repo_root, items)
     valid = cli("validate", cwd=repo_root, env=env)
     assert valid.returncode == 0, valid.stdout + valid.stderr
@@ -149,25 +151,18 @@ def test_the_flask_records_import_and_verify_locally(cli, repo_root, tmp_path):
 
 
 def test_the_flask_records_verify_on_the_docker_runner(cli, repo_root, tmp_path,
-                                                      python_image):  # noqa: F811
+                                                      python_311_slim_stand_in):  # noqa: F811
+    """No hand-written Dockerfile: the import's, from SWE-bench's spec, installing from --wheels."""
     folder = wheels()
     env = {"CI_EVAL_UPSTREAM_CACHE": str(tmp_path / "cache")}
-    items = imported(cli, repo_root, tmp_path, env)
-    pins = " ".join(swe_bench_env.PINS)
-    [pip] = [wheel.name for wheel in folder.glob("pip-*.whl")]
+    items = imported(cli, repo_root, tmp_path, env, "--wheels", folder)
     for item in items:
-        task = repo_root / "tasks" / item["task"]
-        shutil.copytree(folder, task / "environment" / "wheels")
-        (task / "environment" / "Dockerfile").write_text(
-            f"FROM {python_image}\nCOPY wheels /tmp/wheels\n"
-            f"RUN python3 /tmp/wheels/{pip}/pip install --quiet --no-index --find-links "
-            f"/tmp/wheels --break-system-packages {pins} && rm -rf /tmp/wheels\n")
-        done_with_todo(task)
+        wheels_copied = repo_root / "tasks" / item["task"] / "environment" / "wheels"
+        assert sorted(p.name for p in wheels_copied.iterdir()) == sorted(
+            p.name for p in folder.iterdir() if p.suffix == ".whl")
     add_negatives(repo_root, items)
     valid = cli("validate", cwd=repo_root, env=env)
     assert valid.returncode == 0, valid.stdout + valid.stderr
     verified = cli("verify", "--runner", "docker", cwd=repo_root, env=env, timeout=1500)
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert_verdicts(verified.stdout)
-
-

@@ -43,6 +43,14 @@ def add_parser(subparsers) -> None:
                         help="swe-bench: fetch OWNER/NAME's commits from the local copy at PATH "
                         "(a clone or bare repository) instead of github.com; the tasks keep the "
                         "published URL (repeatable)")
+    parser.add_argument("--env-spec", metavar="FILE", default=None,
+                        help="swe-bench: SWE-bench environment specifications (JSON, the shape "
+                        "of ci-eval's vendored swe_bench_specs.json) used before the vendored "
+                        "ones, for environment/Dockerfile")
+    parser.add_argument("--wheels", metavar="DIR", default=None,
+                        help="swe-bench: a folder of wheels copied into each task's "
+                        "environment/wheels/; the Dockerfile installs from them alone (pip "
+                        "--no-index), for a build with no package index")
     add_root_argument(parser)
     add_today_argument(parser, "the imported tasks' created date (default: today, UTC)")
     add_json_argument(parser, "print a JSON report")
@@ -68,10 +76,17 @@ def run(args: argparse.Namespace) -> int:
     options = {}
     if args.mirror and args.format != "swe-bench":
         raise UserError("only the swe-bench format fetches repositories", field="--mirror")
+    for option, value in (("--env-spec", args.env_spec), ("--wheels", args.wheels)):
+        if value is not None and args.format != "swe-bench":
+            raise UserError("only the swe-bench format writes environments", field=option)
     if args.mirror:
         from ci_eval.importers.swe_bench import parse_mirrors
 
         options["mirrors"] = parse_mirrors(args.mirror)
+    if args.env_spec is not None:
+        options["env_spec"] = Path(args.env_spec)
+    if args.wheels is not None:
+        options["wheels"] = Path(args.wheels)
     conversion = importer.convert(src, today=today, already=imported_already(root, args.format),
                                   **options)
     base_file = baseline_path(root)

@@ -18,8 +18,9 @@ The base commit is fetched at import (into the cache of tasks/upstream.py) to ma
 an instance whose commit cannot be had, or whose test_patch does not apply to it, is bad input
 naming the instance (exit 2, nothing written). The ids are run as pytest node ids; an instance
 whose repository's tests need another runner (django's) needs its checks.py rewritten
-(run_junit_tests). The environment (the repository's dependencies at that commit) is the team's
-to provide: named in each task's to-do list.
+(run_junit_tests). The environment (the repository's dependencies at that commit): written as
+environment/Dockerfile from SWE-bench's specification of the repo and version when one is known
+(swe_bench_env.py); otherwise the team's to provide, named in each task's to-do list.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from ci_eval.importers.base import (
     kebab,
     metadata_json,
 )
+from ci_eval.importers.swe_bench_env import environment_for, load_specs, read_wheels
 from ci_eval.output import UntrustedFile, read_capped, read_user_file
 from ci_eval.tasks.model import PLACEHOLDER_MARKER
 from ci_eval.tasks.upstream import GIT_ENV, URL_PATTERN, UpstreamError
@@ -88,11 +90,15 @@ PYTEST_CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini",
 
 
 def convert(src: Path, *, today: dt.date, already: Mapping[str, str] = {},
-            mirrors: Mapping[str, str] = {}) -> Conversion:
+            mirrors: Mapping[str, str] = {}, env_spec: Path | None = None,
+            wheels: Path | None = None) -> Conversion:
     """Read every instance of the JSON-lines file `src`; the base commits are fetched into the
     cache (from `mirrors`' local copy of a repo when it names one: {"owner/name": PATH}),
-    nothing else is written."""
+    nothing else is written. `env_spec`: a file of SWE-bench environment specs used before the
+    vendored ones; `wheels`: a folder of wheels the images install from alone."""
     result = Conversion()
+    specs = load_specs(env_spec)
+    wheel_files = read_wheels(wheels) if wheels is not None else {}
     used = set()
     for line_no, instance in _instances(Path(src)):
         instance_id = instance["instance_id"]
@@ -108,7 +114,7 @@ def convert(src: Path, *, today: dt.date, already: Mapping[str, str] = {},
         if mirror:
             used.add(instance["repo"])
         result.tasks.append(_task(instance, fail_to_pass, pass_to_pass, today, src, line_no,
-                                  mirror))
+                                  mirror, specs, wheel_files))
     result.warnings.extend(f"--mirror {repo}: no instance of the file is of that repo"
                            for repo in sorted(set(mirrors) - used))
     return result
@@ -178,7 +184,8 @@ def repo_url(repo: str) -> str:
 
 
 def _task(instance: dict, fail_to_pass: list[str], pass_to_pass: list[str], today: dt.date,
-          src: Path, line_no: int, mirror: str | None = None) -> ImportedTask:
+          src: Path, line_no: int, mirror: str | None, specs: dict,
+          wheels: dict[str, bytes]) -> ImportedTask:
     instance_id = instance["instance_id"]
     url, commit = repo_url(instance["repo"]), instance["base_commit"]
     where = f"line {line_no}: {instance_id}"
@@ -189,6 +196,8 @@ def _task(instance: dict, fail_to_pass: list[str], pass_to_pass: list[str], toda
     test_files = _patched_files(base, instance["test_patch"], src, where)
     pristine = _pristine_config(base, test_files, fail_to_pass + pass_to_pass)
     src_layout = _src_layout(base)
+    environment = environment_for(instance, specs, wheels,
+                                  lambda sha: _tree(instance_id, url, sha, mirror), src, where)
     metadata = {
         "difficulty": 3, "area": "bug-fix", "tags": ["swe-bench", kebab(instance["repo"])],
         "created": today.isoformat(), "repo": {"url": url, "commit": commit},
@@ -200,28 +209,46 @@ def _task(instance: dict, fail_to_pass: list[str], pass_to_pass: list[str], toda
         "prompt.md": instance["problem_statement"].rstrip("\n").encode() + b"\n",
         "metadata.json": metadata_json(metadata),
         "checks.py": CHECKS.format(paths=sorted(test_files), folder=TEST_FILES,
-                                   marker=ENVIRONMENT_MARKER,
+                                   marker=ENVIRONMENT_MARKER
+                                   if environment is None or environment.todo else "",
                                    paths_on_path=["src"] if src_layout else []).encode(),
         "solution/fix.patch": instance["patch"].encode(),
         **{f"{TEST_FILES}/{rel}": data for rel, data in {**pristine, **test_files}.items()
            if data is not None},
     }
-    environment = (f"the environment: {instance['repo']} at {commit[:12]}"
-                   + (f" (version {instance['version']})" if instance.get("version") else "")
-                   + " with its test dependencies and pytest"
-                   + (" (SWE-bench's pins for it: swebench.harness.constants "
-                      "MAP_REPO_VERSION_TO_SPECS)"
-                      if instance.get("version") else "")
-                   + ": importable by the interpreter "
-                   "that runs ci-eval (local runner; name the commands it needs in metadata.json "
-                   "requires), or installed in an image built from environment/Dockerfile "
-                   "(--runner docker, docs/tasks-beyond-python.md)")
-    task = ImportedTask(instance_id, kebab(instance_id), files, todo=[environment])
+    if environment is not None:
+        files.update(environment.files)
+    todo = environment.todo if environment is not None else [_environment_todo(instance, commit)]
+    task = ImportedTask(instance_id, kebab(instance_id), files, todo=todo,
+                        warnings=environment.warnings if environment is not None else [
+                            f"no SWE-bench environment specification of {instance['repo']} "
+                            f"{instance.get('version') or '(no version)'}: environment/"
+                            "Dockerfile not written (--env-spec FILE gives one)"])
     if src_layout:
         task.warnings.append("src layout: the tests run with the workspace's src/ first on the "
                              "path (pytest's pythonpath), so the workspace's package is the one "
                              "imported, as SWE-bench's install of the repository makes it")
     return task
+
+
+def _environment_todo(instance: dict, commit: str) -> str:
+    version = instance.get("version")
+    return (f"the environment: {instance['repo']} at {commit[:12]}"
+            + (f" (version {version})" if version else "")
+            + " with its test dependencies and pytest: importable by the interpreter that runs "
+            "ci-eval (local runner; name the commands it needs in metadata.json requires), or "
+            "installed in an image built from environment/Dockerfile (--runner docker; "
+            + (f"or import again with --env-spec FILE holding SWE-bench's specification of "
+               f"{instance['repo']} {version}, swebench.harness.constants "
+               "MAP_REPO_VERSION_TO_SPECS, and the import writes it; " if version else "")
+            + "docs/tasks-beyond-python.md)")
+
+
+def _tree(instance_id: str, url: str, commit: str, mirror: str | None) -> Path:
+    try:
+        return upstream_tree(instance_id, url, commit, source=mirror)
+    except UpstreamError as exc:
+        raise LookupError(f"not fetched: {exc}") from None
 
 
 def _pristine_config(base: Path, patched: dict[str, bytes | None], ids: list[str]) -> dict:
