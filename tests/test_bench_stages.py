@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from ci_eval.run.sandbox import isolation
+
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "stages.py"
 
 
@@ -31,4 +35,30 @@ def test_start_costs_refuses_no_repeats():
     done = subprocess.run([sys.executable, str(BENCH.parent / "start_costs.py"), "--repeat", "0"],
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2 and "--repeat: expected a whole number >= 1" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.skipif(not (isolation.detect().agent_sandboxed and isolation.detect().checks_sandboxed),
+                    reason="no agent and checks sandbox on this machine")
+def test_sandbox_start_times_both_sandboxes_against_another_checkout(tmp_path):
+    """bench/sandbox_start.py: each sandbox started for real on both sides (a failed start
+    exits non-zero), CPU and wall per start read."""
+    subprocess.run(f"git -C {BENCH.parents[1]} archive HEAD ci_eval | tar -x -C {tmp_path}",
+                   shell=True, check=True)
+    done = subprocess.run([sys.executable, str(BENCH.parent / "sandbox_start.py"), "--json",
+                           "--repeat", "2", "--rounds", "1", "--against", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)
+    for side in ("this", "against"):
+        assert set(figures[side]) == {"agent_wall_ms", "agent_cpu_ms", "checks_wall_ms",
+                                      "checks_cpu_ms"}, figures
+        assert figures[side]["agent_wall_ms"] > 0 and figures[side]["checks_wall_ms"] > 0
+
+
+def test_sandbox_start_refuses_a_folder_without_ci_eval(tmp_path):
+    done = subprocess.run([sys.executable, str(BENCH.parent / "sandbox_start.py"), "--against",
+                           str(tmp_path)], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 2 and "expected a folder holding ci_eval/" in done.stderr
     assert "Traceback" not in done.stderr

@@ -48,6 +48,7 @@ from dataclasses import asdict, dataclass, fields
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC = 32, 4096, 16384
+MNT_DETACH = 2
 KEPT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": 1024,
               "nodiratime": 2048, "relatime": 1 << 21, "strictatime": 1 << 24}
 SYS_MOUNT_SETATTR = 442  # the same number on every architecture (Linux >= 5.12)
@@ -144,27 +145,47 @@ def _overlay(target: str, scratch: str, index: int) -> str | None:
     the lower one, a disk overlayfs cannot use). Returns the mount point, None when refused."""
     if not os.path.isdir(target) or any(c in target + scratch for c in ",:\\"):
         return None
-    for medium in ("disk", "memory"):
-        base = os.path.join(scratch, f"{index}-{medium}")
-        if medium == "disk" and _under(scratch, [target]):
-            continue  # overlayfs refuses an upper layer inside the lower one
-        os.makedirs(base, exist_ok=True)
-        if medium == "memory":
-            try:
-                mount("ci-eval-upper", base, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
-            except OSError:
-                return None
+    if not _under(scratch, [target]):  # overlayfs refuses an upper layer inside the lower one
+        base = os.path.join(scratch, f"{index}-disk")
         upper, work = os.path.join(base, "upper"), os.path.join(base, "work")
         os.makedirs(upper, exist_ok=True)
         os.makedirs(work, exist_ok=True)
-        options = f"lowerdir={target},upperdir={upper},workdir={work}"
-        for extra in ("", ",userxattr"):  # userxattr: needed inside a user namespace
-            try:
-                mount("ci-eval-overlay", target, "overlay", MS_NOSUID | MS_NODEV, options + extra)
-                return target
-            except OSError:
-                pass
-    return None
+        if _mount_overlay(target, target, upper, work):
+            return target
+    return target if _overlay_in_memory(target) else None
+
+
+def _overlay_in_memory(target: str) -> bool:
+    """The upper layer in a tmpfs mounted over target itself, under the overlay: no folder to
+    make on the run folder's disk (each a new inode of a busy file system, and one more for the
+    cleanup to remove), and the upper layer is nowhere the command can see it. The lower layer
+    is target as it was, reached through a descriptor opened before the tmpfs covered it."""
+    lower = os.open(target, os.O_PATH | os.O_CLOEXEC | os.O_DIRECTORY)
+    try:
+        try:
+            mount("ci-eval-upper", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
+        except OSError:
+            return False
+        upper, work = os.path.join(target, "upper"), os.path.join(target, "work")
+        os.mkdir(upper)
+        os.mkdir(work)
+        if _mount_overlay(target, f"/proc/self/fd/{lower}", upper, work):
+            return True
+        libc.umount2(target.encode(), MNT_DETACH)  # target as it was: the caller falls back
+        return False
+    finally:
+        os.close(lower)
+
+
+def _mount_overlay(target: str, lower: str, upper: str, work: str) -> bool:
+    options = f"lowerdir={lower},upperdir={upper},workdir={work}"
+    for extra in ("", ",userxattr"):  # userxattr: needed inside a user namespace
+        try:
+            mount("ci-eval-overlay", target, "overlay", MS_NOSUID | MS_NODEV, options + extra)
+            return True
+        except OSError:
+            pass
+    return False
 
 
 def _in_user_namespace() -> bool:
