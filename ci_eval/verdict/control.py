@@ -214,13 +214,17 @@ def with_control(verdict: Verdict, controls: Mapping[str, tuple[int, int]],
     note that main has drifted when a task did."""
     tasks = tuple(judge_task(t, *controls[t.task], rules) if t.task in controls else t
                   for t in verdict.tasks)
-    notes = verdict.notes
+    return dataclasses.replace(verdict, tasks=tasks, notes=verdict.notes + drift_notes(tasks, rules))
+
+
+def drift_notes(tasks: tuple[TaskVerdict, ...], rules: GateRules) -> tuple[str, ...]:
+    """The verdict's note that main has drifted, when a task did (none otherwise)."""
     drifted = [t.task for t in tasks if t.status == "drifted"]
-    if drifted:
-        shown = ", ".join(drifted[:5]) + (f" and {len(drifted) - 5} more" if len(drifted) > 5
-                                          else "")
-        effect = "fails the check (gate.drift: fail)" if rules.drift == "fail" else (
-            "does not fail the check")
-        notes += ((f"Drift: {len(drifted)} task(s) ({shown}) fail against the baseline on "
-                   f"main too: {REFRESH_HINT}. Drift {effect}."),)
-    return dataclasses.replace(verdict, tasks=tasks, notes=notes)
+    if not drifted:
+        return ()
+    shown = ", ".join(drifted[:5]) + (f" and {len(drifted) - 5} more" if len(drifted) > 5
+                                      else "")
+    effect = "fails the check (gate.drift: fail)" if rules.drift == "fail" else (
+        "does not fail the check")
+    return (f"Drift: {len(drifted)} task(s) ({shown}) fail against the baseline on main too: "
+            f"{REFRESH_HINT}. Drift {effect}.",)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -156,6 +156,8 @@ def judge_task(verdict: TaskVerdict, record: MainRecord | None, control_passes: 
                                  rules.regression_threshold) == "regressed"
     if status == "unchanged" and ref.source == "main" and below_baseline:
         status = "drifted"
+    if status == judged.status and ref.source != "main":
+        return judged  # the record agrees with the baseline and changes nothing: no note
     shown = f"main's record {record.passes}/{record.runs} over {record.pushes} push(es); " \
             f"{ref.describe()}"
     return dataclasses.replace(judged, status=status, drift_fails=rules.drift == "fail",
@@ -176,3 +178,14 @@ def records_of(summaries: Sequence[RunSummary], verdict: Verdict, *, today: dt.d
             if record is not None:
                 records[t.task] = record
     return records
+
+
+def with_record(verdict: Verdict, records: Mapping[str, MainRecord],
+                controls: Mapping[str, tuple[int, int]], rules: GateRules) -> Verdict:
+    """The Verdict with each task judged against main's record (task -> MainRecord) and its
+    control arm (task -> (passes, valid runs)), by judge_task; the drift note when a task
+    drifted."""
+    tasks = tuple(judge_task(t, records.get(t.task), *controls.get(t.task, (0, 0)), rules=rules)
+                  if t.task in records or t.task in controls else t for t in verdict.tasks)
+    return dataclasses.replace(verdict, tasks=tasks,
+                               notes=verdict.notes + control.drift_notes(tasks, rules))

@@ -1,0 +1,61 @@
+"""`ci-eval gate` on a pull request with main's run history (the report job's fetched
+ci-eval-history): main's record of its last pushes is the reference (verdict/main_record.py), so
+a task main itself fails now is drift, not the PR's regression; one main still solves is."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from fake_github import fake_github, with_pull_request_7  # noqa: F401 - the fixture
+from test_github_gate import REPO, actions_env, sharded  # noqa: F401 - the fixture
+
+from ci_eval.results import history
+
+BROKEN = "task-002-broken"
+
+
+def write_main_history(root, passes_per_push: list[int], *, agent="reference", days_ago=1):
+    """Main's pushes: BROKEN judged against the 40/40 baseline, `passes` of 5 runs each."""
+    folder = root / "hist"
+    for i, passes in enumerate(passes_per_push):
+        day = (dt.datetime.now(dt.timezone.utc).date() - dt.timedelta(days=days_ago)).isoformat()
+        record = history.TaskRecord(BROKEN, 5, passes, 0, 5, gate="drifted" if passes < 3 else
+                                    "unchanged", drifted=passes < 3, baseline_passes=40,
+                                    baseline_runs=40)
+        history.write_summary(folder, history.RunSummary(
+            date=day, recorded_at=f"{day}T10:00:0{i}Z", commit=f"{i:040x}", agent=agent,
+            ci_eval_version="0", tasks={BROKEN: record}))
+
+
+def test_a_task_main_fails_too_is_drift_on_the_pull_request(sharded, cli,  # noqa: F811
+                                                           fake_github, tmp_path):
+    with_pull_request_7(fake_github)
+    write_main_history(sharded, [0, 1, 0])
+    env = actions_env(tmp_path, fake_github)
+    gated = cli("gate", "--history", "hist", cwd=sharded, env=env)
+    assert gated.returncode == 0, gated.stdout + gated.stderr
+    [posted] = fake_github.comments_on(REPO, 7)
+    body = posted["body"]
+    assert "main's record 1/15 over 3 push(es)" in body
+    assert "main's record (main moved since the baseline)" in body
+    assert "Drift: 1 task(s) (task-002-broken) fail against the baseline on main too" in body
+
+
+def test_a_task_main_still_solves_stays_the_pull_request_s_regression(
+        sharded, cli, fake_github, tmp_path):  # noqa: F811
+    with_pull_request_7(fake_github)
+    write_main_history(sharded, [5, 5, 5])
+    env = actions_env(tmp_path, fake_github)
+    assert cli("gate", "--history", "hist", cwd=sharded, env=env).returncode == 1
+    assert "Drift" not in fake_github.comments_on(REPO, 7)[0]["body"]
+
+
+def test_a_stale_or_foreign_record_is_not_used(sharded, cli, fake_github, tmp_path):  # noqa: F811
+    with_pull_request_7(fake_github)
+    write_main_history(sharded, [0, 0, 0], days_ago=30)  # older than 14 days
+    env = actions_env(tmp_path, fake_github)
+    assert cli("gate", "--history", "hist", cwd=sharded, env=env).returncode == 1
+    for summary in (sharded / "hist").iterdir():
+        summary.unlink()
+    write_main_history(sharded, [0, 0, 0], agent="another-agent")
+    assert cli("gate", "--history", "hist", cwd=sharded, env=env).returncode == 1
