@@ -7,7 +7,8 @@ from __future__ import annotations
 import datetime as dt
 
 from fake_github import fake_github, with_pull_request_7  # noqa: F401 - the fixture
-from test_github_gate import REPO, actions_env, sharded  # noqa: F401 - the fixture
+from test_github_gate import (  # noqa: F401 - the fixture
+    BROKEN_SOLUTION, REPO, actions_env, sharded, write_baseline)
 
 from ci_eval.results import history
 
@@ -59,3 +60,21 @@ def test_a_stale_or_foreign_record_is_not_used(sharded, cli, fake_github, tmp_pa
         summary.unlink()
     write_main_history(sharded, [0, 0, 0], agent="another-agent")
     assert cli("gate", "--history", "hist", cwd=sharded, env=env).returncode == 1
+
+
+def test_compare_reads_main_s_history_and_refuses_a_bad_one(repo_root, make_task, cli):
+    make_task(repo_root, BROKEN)
+    write_baseline(repo_root, [BROKEN])
+    (repo_root / "tasks" / BROKEN / "solution" / "solve.sh").write_text(BROKEN_SOLUTION)
+    assert cli("run", "--agent", "reference", "-k", "3", cwd=repo_root).returncode == 0
+    assert cli("compare", cwd=repo_root).returncode == 1  # the baseline alone: regressed
+    write_main_history(repo_root, [0, 0, 1])
+    compared = cli("compare", "--main-history", "hist", "--format", "json", cwd=repo_root)
+    assert compared.returncode == 0, compared.stderr
+    assert '"status": "drifted"' in compared.stdout
+    missing = cli("compare", "--main-history", "nowhere", cwd=repo_root)
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    assert "nowhere" in missing.stderr and "--main-history" in missing.stderr
+    (repo_root / "hist" / "bad.json").write_text("{}")
+    bad = cli("compare", "--main-history", "hist", cwd=repo_root)
+    assert bad.returncode == 2 and "bad.json" in bad.stderr and "Traceback" not in bad.stderr
