@@ -139,3 +139,24 @@ def test_records_of_a_verdict_cover_its_gated_tasks_with_a_baseline():
                       k=5, agent="claude")
     records = main_record.records_of([_summary(19, 4)], verdict, today=TODAY)
     assert records == {TASK: MainRecord(4, 5, 1)}
+
+
+def test_the_runner_s_hooks_stage_against_the_reference():
+    from ci_eval.verdict.baseline import Baseline, BaselineEntry
+    from ci_eval.verdict.confirmation import DEFAULT_STAGES, confirmation_hook
+
+    baseline = Baseline("claude", {TASK: BaselineEntry(TASK, 36, 40, "2026-11-01", "h")})
+    history = [_summary(19, 0), _summary(18, 1)]
+    refs = main_record.references_of(history, baseline, agent="claude", today=TODAY)
+    assert refs == {TASK: Fraction(1, 10)}
+    assert main_record.references_of(history, baseline, agent="codex", today=TODAY) == {}
+
+    class FakeTask:  # what the hooks read of a task
+        id, aspirational, prompt_hash = TASK, False, "h"
+
+    records = [{"status": "fail", "passed": False}] * 5
+    rules = GateRules()
+    assert confirmation_hook(baseline, DEFAULT_STAGES, rules)(FakeTask, records) > 0
+    assert confirmation_hook(baseline, DEFAULT_STAGES, rules, refs)(FakeTask, records) == 0
+    assert control.arms_hook(baseline, DEFAULT_STAGES, rules, refs)(FakeTask, records, []) \
+        == (0, 0)

@@ -78,3 +78,27 @@ def test_compare_reads_main_s_history_and_refuses_a_bad_one(repo_root, make_task
     (repo_root / "hist" / "bad.json").write_text("{}")
     bad = cli("compare", "--main-history", "hist", cwd=repo_root)
     assert bad.returncode == 2 and "bad.json" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def _runs_of(root, task=BROKEN) -> int:
+    return len((root / "results" / f"{task}.jsonl").read_text().splitlines())
+
+
+def test_run_stages_against_main_s_record(repo_root, make_task, cli):
+    make_task(repo_root, BROKEN)
+    write_baseline(repo_root, [BROKEN])
+    (repo_root / "tasks" / BROKEN / "solution" / "solve.sh").write_text(BROKEN_SOLUTION)
+    args = ["run", "--agent", "reference", "-k", "5", "--confirm-against", "baseline.json",
+            "--fresh"]
+    assert cli(*args, cwd=repo_root).returncode == 0
+    assert _runs_of(repo_root) == 10  # 0/5 against the 40/40 baseline: suspect, confirmed
+    write_main_history(repo_root, [0, 0, 0])  # main fails it too: the reference is 0/15
+    ran = cli(*args, "--main-history", "hist", cwd=repo_root)
+    assert ran.returncode == 0, ran.stderr
+    assert _runs_of(repo_root) == 5  # not suspect against main now: no confirmation runs
+    alone = cli("run", "--agent", "reference", "--main-history", "hist", cwd=repo_root)
+    assert alone.returncode == 2 and "--main-history" in alone.stderr
+    assert "--confirm-against" in alone.stderr
+    missing = cli(*args, "--main-history", "nowhere", cwd=repo_root)
+    assert missing.returncode == 2 and "nowhere" in missing.stderr
+    assert "Traceback" not in missing.stderr + alone.stderr

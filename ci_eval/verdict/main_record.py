@@ -36,6 +36,7 @@ from fractions import Fraction
 
 from ci_eval.results.history import RunSummary
 from ci_eval.verdict import control
+from ci_eval.verdict.baseline import Baseline
 from ci_eval.verdict.control import worse_p
 from ci_eval.verdict.gate import rate_status
 from ci_eval.verdict.model import TaskVerdict, Verdict
@@ -189,3 +190,17 @@ def with_record(verdict: Verdict, records: Mapping[str, MainRecord],
                   if t.task in records or t.task in controls else t for t in verdict.tasks)
     return dataclasses.replace(verdict, tasks=tasks,
                                notes=verdict.notes + control.drift_notes(tasks, rules))
+
+
+def references_of(summaries: Sequence[RunSummary], baseline: Baseline, *, agent: str | None,
+                  today: dt.date) -> dict[str, Fraction]:
+    """task -> reference().rate for every baseline entry with a usable record (record_of): what
+    `run --main-history` stages a gated task against in the baseline's place."""
+    rates = {}
+    for task, entry in baseline.entries.items():
+        if entry.runs <= 0:
+            continue
+        record = record_of(summaries, task, entry.passes, entry.runs, agent=agent, today=today)
+        if record is not None:
+            rates[task] = reference(entry.passes, entry.runs, record).rate
+    return rates
