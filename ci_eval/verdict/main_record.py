@@ -21,7 +21,9 @@ since main's last push, a task the record lacks).
               the control arm alone (main moved since its last push).
 A task is then staged by control.next_step against reference().rate (the control arm's own runs
 decide when it stops, as without a record) and judged by control.arm_status against
-reference().rate with control_evidence() as its control arm.
+reference().rate with control_evidence() as its control arm: judge_task / with_record on the
+verdict's side (`compare --main-history`, the report on a pull request), references_of on the
+runner's (`run --main-history`).
 The level and the number of pushes were chosen with bench/gate_drift.py (docs/gate.md, "Main's
 record as control evidence").
 """
