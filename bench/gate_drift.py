@@ -7,13 +7,23 @@ one gated task by 0.4 more. Each gated task is judged twice on the same PR runs:
   baseline alone  today's gate: confirmation.runs_to_add, then gate.rate_status;
   control arm     control.next_step stages both arms (the control arm runs main's agent at
                   main's true rate), then control.arm_status.
-Every decision is the product's own (ci_eval/verdict/control.py, confirmation.py, gate.py).
-Targets (issue 32): PRs failed with main drifted by 0.1 and 0.2 and the PR unchanged <= 2%;
+  + main's record the same, with main's record of its last --record-pushes pushes (k runs per
+                  task each, taken after the drift: eval.yml runs every task on each push to
+                  main) as free evidence: main_record.reference takes the baseline's place,
+                  main_record.control_evidence pools the record into the control arm.
+                  The "after main's last push" scenarios take the record before the drift (the
+                  record does not show it yet). The pushes' own runs are not a PR's: they are
+                  reported apart (per push), not in runs per PR.
+Every decision is the product's own (ci_eval/verdict/control.py, main_record.py,
+confirmation.py, gate.py). The record's draws use a random stream of their own, so the first two
+columns are the same trials, figure for figure, with or without the third.
+Targets (issue 32, judged on the third column): PRs failed with main drifted by 0.1 and 0.2 and the PR unchanged <= 2%;
 false alarms with no drift <= 2%; a PR-caused 0.4 drop detected >= 80% with and without drift;
 agent runs per PR, both arms, <= 1.5x of 5 per task (no change, and each drift).
 
     python bench/gate_drift.py                   # 2000 trials per scenario, seed 1
     python bench/gate_drift.py --trials 500 --json
+    python bench/gate_drift.py --record-pushes 0      # without main's record (two columns)
 """
 
 from __future__ import annotations
@@ -31,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gate_sim import Judge, after_drop, binomial, gated, true_rates
 
-from ci_eval.verdict import confirmation, control, gate
+from ci_eval.verdict import confirmation, control, gate, main_record
 
 PR_DROP = Fraction(4, 10)
 DRIFTS = (Fraction(0), Fraction(1, 10), Fraction(2, 10))
@@ -68,28 +78,40 @@ class ArmJudge:
         return self._status[key]
 
 
-def two_arms(rng, judge: ArmJudge, base, p_pr, p_control, first):
-    """(status, PR runs, control runs) of one gated task whose first k PR runs passed `first`."""
+def two_arms(rng, judge: ArmJudge, base, p_pr, p_control, first, record=None):
+    """(status, PR runs, control runs) of one gated task whose first k PR runs passed `first`.
+    With `record` ((baseline passes, runs), main_record.MainRecord): staged against
+    main_record.reference's rate, judged with main_record.control_evidence."""
+    rate = base
+    if record is not None:
+        rate = main_record.reference(*record[0], record[1]).rate
     a, n, c, m = first[0], first[1], 0, 0
-    while not (step := judge.step(base, a, n, c, m)).final:
+    while not (step := judge.step(rate, a, n, c, m)).final:
         a += binomial(rng, step.pr_runs, p_pr)
         n += step.pr_runs
         c += binomial(rng, step.control_runs, p_control)
         m += step.control_runs
-    return judge.status(base, a, n, c, m), n, m
+    if record is None:
+        return judge.status(rate, a, n, c, m), n, m
+    return judge.status(rate, a, n, *main_record.control_evidence(c, m, record[1])), n, m
 
 
-def trial(rng, alone: Judge, arms: ArmJudge, rates, n_baseline, k, drift, drop, drift_fails):
-    baselines = [Fraction(binomial(rng, n_baseline, float(p)), n_baseline) for p in rates]
+def trial(rng, alone: Judge, arms: ArmJudge, rates, n_baseline, k, drift, drop, drift_fails,
+          record_rng, pushes, after_push):
+    """One PR. record_rng: the stream of main's record and of the third column's further runs;
+    pushes: main's recorded pushes (k runs per task each; 0: no third column); after_push: the
+    drift came after main's last push (the record is at the rate before it)."""
+    counts = [binomial(rng, n_baseline, float(p)) for p in rates]
+    baselines = [Fraction(x, n_baseline) for x in counts]
     candidates = [i for i, b in enumerate(baselines) if gated(b)]
     target = rng.choice(candidates) if drop and candidates else None
-    failed, flagged, runs, control_runs, drifted = [False, False], [False, False], [0, 0, 0], 0, 0
+    failed, flagged, runs, control_runs = [False] * 3, [False] * 3, [0, 0, 0, 0], [0, 0]
+    drifted = 0
     for i, p in enumerate(rates):
         base = baselines[i]
         if not gated(base):
-            runs[0] += k
-            runs[1] += k
-            runs[2] += k
+            for mode in range(4):
+                runs[mode] += k
             continue
         main_rate = float(after_drop(p, drift))
         now = float(after_drop(after_drop(p, drift), drop)) if i == target else main_rate
@@ -102,44 +124,59 @@ def trial(rng, alone: Judge, arms: ArmJudge, rates, n_baseline, k, drift, drop, 
         regressed = alone.regressed(base, passes, used)
         status, pr_used, ctl_used = two_arms(rng, arms, base, now, main_rate, (first, k))
         fails = status == "regressed" or (drift_fails and status == "drifted")
+        with_record = False
+        if pushes:
+            recorded = float(p) if after_push else main_rate
+            record = main_record.MainRecord(binomial(record_rng, pushes * k, recorded),
+                                            pushes * k, pushes)
+            rec_status, rec_pr, rec_ctl = two_arms(record_rng, arms, base, now, main_rate,
+                                                   (first, k), ((counts[i], n_baseline), record))
+            with_record = rec_status == "regressed" or (drift_fails and rec_status == "drifted")
+            runs[3] += rec_pr + rec_ctl
+            control_runs[1] += rec_ctl
         failed[0] |= regressed
         failed[1] |= fails
+        failed[2] |= with_record
         drifted += status == "drifted"
         runs[0] += used
         runs[1] += pr_used + ctl_used
-        control_runs += ctl_used
+        control_runs[0] += ctl_used
         if i == target:
-            flagged = [regressed, fails]
+            flagged = [regressed, fails, with_record]
     return failed, flagged, runs, control_runs, drifted, target
 
 
-def scenario(rng, alone, arms, rates, args, drift, drop):
-    """One scenario's figures: [baseline alone, control arm] for PRs failed, the dropped task
-    flagged and runs per PR / (tasks x k), each with its 95% interval half-width (`*_ci`);
-    `floor_ratio`: the runs if every task the first stage does not clear got one stage of
-    control runs and nothing more (see control_floor)."""
-    fails, flags, ctl, drifted = [0, 0], [0, 0], 0, 0
-    per_trial = [[], [], []]  # runs of each PR: baseline alone, control arm, floor
+def scenario(rng, alone, arms, rates, args, drift, drop, record_rng=None, after_push=False):
+    """One scenario's figures: [baseline alone, control arm, control arm + main's record] for
+    PRs failed, the dropped task flagged and runs per PR / (tasks x k), each with its 95%
+    interval half-width (`*_ci`); `floor_ratio`: the runs if every task the first stage does not
+    clear got one stage of control runs and nothing more (see control_floor)."""
+    modes = 3 if args.record_pushes else 2
+    fails, flags, ctl, drifted = [0] * modes, [0] * modes, [0, 0], 0
+    per_trial = [[], [], [], []]  # runs of each PR: alone, control arm, floor, with the record
     for _ in range(args.trials):
         failed, flagged, used, control_runs, n_drifted, target = trial(
-            rng, alone, arms, rates, args.baseline_runs, args.k, drift, drop, args.drift_fails)
+            rng, alone, arms, rates, args.baseline_runs, args.k, drift, drop, args.drift_fails,
+            record_rng, args.record_pushes, after_push)
         if drop and target is None:
             continue
-        ctl += control_runs
+        ctl = [ctl[0] + control_runs[0], ctl[1] + control_runs[1]]
         drifted += n_drifted
-        for mode in (0, 1):
+        for mode in range(modes):
             fails[mode] += failed[mode]
             flags[mode] += flagged[mode]
-        for mode in (0, 1, 2):
+        for mode in range(4):
             per_trial[mode].append(used[mode] / (len(rates) * args.k))
     counted = max(len(per_trial[0]), 1)
     ratios = [mean_ci(values) for values in per_trial]
+    shown = ratios[:2] + ratios[3:modes + 1]
     return {"pr_fail": [f / counted for f in fails], "flagged": [f / counted for f in flags],
             "pr_fail_ci": [proportion_ci(f, counted) for f in fails],
             "flagged_ci": [proportion_ci(f, counted) for f in flags],
-            "runs_ratio": [r[0] for r in ratios[:2]], "runs_ratio_ci": [r[1] for r in ratios[:2]],
+            "runs_ratio": [r[0] for r in shown], "runs_ratio_ci": [r[1] for r in shown],
             "floor_ratio": ratios[2][0],
-            "control_share": ctl / max(sum(per_trial[1]) * len(rates) * args.k, 1),
+            "control_share": ctl[0] / max(sum(per_trial[1]) * len(rates) * args.k, 1),
+            "record_control_share": ctl[1] / max(sum(per_trial[3]) * len(rates) * args.k, 1),
             "drifted_per_pr": drifted / counted, "trials": len(per_trial[0])}
 
 
@@ -165,53 +202,68 @@ def run(args) -> dict:
     cases = [(f"drift {float(d):.1f}", d, Fraction(0)) for d in DRIFTS]
     cases += [(f"drift {float(d):.1f} + PR drop 0.4", d, PR_DROP) for d in DRIFTS]
     cases += [("drift to zero (1.0) + PR drop 0.4", Fraction(1), PR_DROP)]
+    if args.record_pushes:
+        cases += [(f"{label} after main's last push", d, drop) for label, d, drop in
+                  [("drift 0.1", DRIFTS[1], Fraction(0)), ("drift 0.2", DRIFTS[2], Fraction(0)),
+                   ("drift 0.2 + PR drop 0.4", DRIFTS[2], PR_DROP)]]
     for label, drift, drop in cases:
         print(f"gate_drift: {label}", file=sys.stderr, flush=True)
         rng = random.Random(f"{args.seed}-{label}")
-        rows[label] = scenario(rng, alone, arms, rates, args, drift, drop)
+        record_rng = random.Random(f"{args.seed}-{label}-record")
+        rows[label] = scenario(rng, alone, arms, rates, args, drift, drop, record_rng,
+                               after_push="after main's last push" in label)
+    column = 2 if args.record_pushes else 1  # the figures: the design this run measures
     figures = {
-        "false_alarm_per_pr": rows["drift 0.0"]["pr_fail"][1],
-        "pr_fail_drift_0_1": rows["drift 0.1"]["pr_fail"][1],
-        "pr_fail_drift_0_2": rows["drift 0.2"]["pr_fail"][1],
-        "detect_drop_0_4": rows["drift 0.0 + PR drop 0.4"]["flagged"][1],
-        "detect_drop_0_4_drift_0_1": rows["drift 0.1 + PR drop 0.4"]["flagged"][1],
-        "detect_drop_0_4_drift_0_2": rows["drift 0.2 + PR drop 0.4"]["flagged"][1],
-        "runs_ratio": rows["drift 0.0"]["runs_ratio"][1],
-        "runs_ratio_drift_0_1": rows["drift 0.1"]["runs_ratio"][1],
-        "runs_ratio_drift_0_2": rows["drift 0.2"]["runs_ratio"][1],
+        "false_alarm_per_pr": rows["drift 0.0"]["pr_fail"][column],
+        "pr_fail_drift_0_1": rows["drift 0.1"]["pr_fail"][column],
+        "pr_fail_drift_0_2": rows["drift 0.2"]["pr_fail"][column],
+        "detect_drop_0_4": rows["drift 0.0 + PR drop 0.4"]["flagged"][column],
+        "detect_drop_0_4_drift_0_1": rows["drift 0.1 + PR drop 0.4"]["flagged"][column],
+        "detect_drop_0_4_drift_0_2": rows["drift 0.2 + PR drop 0.4"]["flagged"][column],
+        "runs_ratio": rows["drift 0.0"]["runs_ratio"][column],
+        "runs_ratio_drift_0_1": rows["drift 0.1"]["runs_ratio"][column],
+        "runs_ratio_drift_0_2": rows["drift 0.2"]["runs_ratio"][column],
     }
     met = {key: (figures[key] <= t if op == "<=" else figures[key] >= t)
            for key, (op, t) in TARGETS.items()}
     return {"settings": {"tasks": args.tasks, "k": args.k, "baseline_runs": args.baseline_runs,
                          "trials": args.trials, "seed": args.seed, "alpha": str(args.alpha),
-                         "futility": str(args.futility),
+                         "futility": str(args.futility), "record_pushes": args.record_pushes,
                          "drift_fails": args.drift_fails, "stages": list(stages)},
             "scenarios": rows, "figures": figures, "met": met}
 
 
 def print_report(out: dict) -> None:
     s = out["settings"]
+    pushes = s["record_pushes"]
     print(f"gate_drift: {s['tasks']} tasks, baselines of {s['baseline_runs']} runs, PR k={s['k']}, "
           f"{s['trials']} trials per scenario, seed {s['seed']}, control alpha {s['alpha']}, "
-          f"futility p >= {s['futility']}{', drift: fail' if s['drift_fails'] else ''}")
+          f"futility p >= {s['futility']}{', drift: fail' if s['drift_fails'] else ''}"
+          + (f", main's record: last {pushes} pushes x {s['k']} runs per task" if pushes else ""))
     print("  (± : half-width of the 95% interval; trials: PRs counted, a drop scenario counts "
           "only PRs whose dropped task is gated)")
-    print(f"\n  {'':44}{'baseline alone':>15}{'control arm':>18}")
+    heads = ["baseline alone", "control arm"] + (["+ main's record"] if pushes else [])
+    print(f"\n  {'':50}" + "".join(f"{h:>18}" for h in heads))
     for label, row in out["scenarios"].items():
         key = "flagged" if "drop" in label else "pr_fail"
         what = "flags the task" if key == "flagged" else "PRs failed"
-        print(f"  {label + ': ' + what:44}{100 * row[key][0]:8.1f}% ±{100 * row[key + '_ci'][0]:4.1f}"
-              f"{100 * row[key][1]:10.1f}% ±{100 * row[key + '_ci'][1]:4.1f}"
-              f"   trials {row['trials']}, drifted tasks/PR {row['drifted_per_pr']:.2f}")
-    print(f"\n  {'runs per PR / (5 x tasks)':44}{'baseline alone':>15}{'control arm':>18}"
-          f"{'floor':>8}")
+        print(f"  {label + ': ' + what:50}" + "".join(
+            f"{100 * v:10.1f}% ±{100 * ci:4.1f}" for v, ci in zip(row[key], row[key + "_ci"]))
+            + f"   trials {row['trials']}, drifted tasks/PR {row['drifted_per_pr']:.2f}")
+    print(f"\n  {'runs per PR / (5 x tasks)':50}" + "".join(f"{h:>18}" for h in heads)
+          + f"{'floor':>8}")
     for label, row in out["scenarios"].items():
-        print(f"  {label:44}{row['runs_ratio'][0]:8.2f}x ±{row['runs_ratio_ci'][0]:4.2f}"
-              f"{row['runs_ratio'][1]:10.2f}x ±{row['runs_ratio_ci'][1]:4.2f}"
-              f"{row['floor_ratio']:7.2f}x  (control arm {100 * row['control_share']:.0f}%)")
+        print(f"  {label:50}" + "".join(
+            f"{v:11.2f}x ±{ci:4.2f}" for v, ci in zip(row["runs_ratio"], row["runs_ratio_ci"]))
+            + f"{row['floor_ratio']:7.2f}x  (control runs {100 * row['control_share']:.0f}%"
+            + (f", with the record {100 * row['record_control_share']:.0f}%)" if pushes else ")"))
     print("  floor: one stage of control runs on every gated task the first stage does not clear,"
           " nothing more")
-    print("  targets: " + "; ".join(
+    if pushes:
+        print(f"  main's record: {pushes} pushes x {s['k']} runs per task, run by eval.yml on "
+              "each push to main whatever the PRs (its cost is per push, not per PR: 1.00x a "
+              "push at k runs, plus its own confirmation staging)")
+    print(f"  targets ({heads[-1]}): " + "; ".join(
         f"{key} {out['figures'][key]:.4g} {op} {t:g}: {'met' if out['met'][key] else 'NOT met'}"
         for key, (op, t) in TARGETS.items()))
 
@@ -228,12 +280,17 @@ def main(argv=None) -> int:
     parser.add_argument("--futility", type=Fraction, default=control.FUTILITY_P,
                         help="both arms stop once the one-sided p is at least this "
                              "(default: the shipped one)")
+    parser.add_argument("--record-pushes", type=int, default=main_record.RECORD_PUSHES,
+                        help="main's recorded pushes (k runs per task each) as free control "
+                             "evidence, the third column (0: no record, two columns)")
     parser.add_argument("--drift-fails", action="store_true",
                         help="as with `gate: {drift: fail}`: a drifted task fails the PR")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if min(args.trials, args.tasks, args.k, args.baseline_runs) < 1:
         parser.error("--trials, --tasks, -k and --baseline-runs must be at least 1")
+    if args.record_pushes < 0:
+        parser.error(f"--record-pushes: expected 0 or more, got {args.record_pushes}")
     if not 0 < args.alpha < 1:
         parser.error(f"--alpha: expected a level between 0 and 1, got {args.alpha}")
     if not 0 < args.futility <= 1:

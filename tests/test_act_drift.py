@@ -23,6 +23,7 @@ that it can read the shared model file. Each act run takes 30-90 s on the 2-core
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 import re
@@ -232,3 +233,39 @@ def test_a_scheduled_run_without_drift_runs_no_agent(tmp_path):
         assert job_results(done.stdout) == {"drift": "succeeded"}, done.stdout[-4000:]
         assert "0 task(s) drifted on main" in done.stdout + done.stderr
         assert fake.pulls_of(REPOSITORY) == []
+
+
+def recent_summary_zip(run_id: int, days_ago: int, passes: int) -> bytes:
+    """A push to main judged against the 10/10 baseline, `days_ago` days before today (UTC)."""
+    day = (dt.datetime.now(dt.timezone.utc).date() - dt.timedelta(days=days_ago)).isoformat()
+    record = TaskRecord(TASK, 5, passes, 0, 5, gate="drifted", drifted=True, baseline_passes=10,
+                        baseline_runs=10)
+    summary = RunSummary(date=day, recorded_at=f"{day}T10:00:00.000000Z", commit="abcd1234",
+                         agent="mine", ci_eval_version="0.1.0", tasks={TASK: record},
+                         ci_run={"id": run_id, "attempt": 1})
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(f"{day}-001-abcd1234.json", history.dumps_summary(summary))
+    return buffer.getvalue()
+
+
+def test_main_s_record_of_the_drift_spares_the_control_arm(tmp_path, api):
+    """Main's last pushes already failed the task (their run summaries, fetched by the shard
+    and the report jobs): the PR is judged against main's record, drifted, with no control run."""
+    repo, model, flags = team_repo(tmp_path)
+    workflow = repo / ".github" / "workflows" / "eval.yml"
+    workflow.write_text(workflow.read_text() + "# a comment: no harness file changes\n")
+    commit_repo(repo)
+    api.add_pull(REPOSITORY, 7, files=[".github/workflows/eval.yml"])
+    for days_ago in (3, 2, 1):
+        run_id = api.add_run(REPOSITORY, workflow="eval.yml", branch="main")
+        api.add_artifact(run_id, "ci-eval-history", recent_summary_zip(run_id, days_ago, 0))
+    model.write_text("broken\n")
+    done, results = run_pr(repo, api, tmp_path / "act", flags)
+    assert results.get("report") == "succeeded", done.stdout[-6000:]
+    [posted] = api.comments_on(REPOSITORY, 7)
+    body = posted["body"]
+    assert f"| {TASK} | drifted |" in body, body
+    assert "main's record 0/15 over 3 push(es)" in body, body
+    assert "control arm (main now)" not in body, body  # the record settled it: no control run
+    assert "main itself has moved since the baseline" in body, body

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_eval.verdict import control
+from ci_eval.verdict import control, main_record
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 
@@ -27,7 +27,7 @@ def load_bench():
 def _args(**kw):
     values = {"trials": 150, "seed": 3, "tasks": 8, "k": 5, "baseline_runs": 40,
               "alpha": control.CONTROL_ALPHA, "futility": control.FUTILITY_P,
-              "drift_fails": False, "json": True}
+              "drift_fails": False, "json": True, "record_pushes": 0}
     values.update(kw)
     return argparse.Namespace(**values)
 
@@ -108,3 +108,44 @@ def test_the_printed_report_shows_intervals_trials_and_the_floor(capsys):
         bench.main(["--trials", "5", "--futility", "0", "--json"])
     assert refused.value.code == 2
     assert "--futility: expected a p between 0 (excluded) and 1, got 0" in capsys.readouterr().err
+
+
+def test_main_s_record_takes_the_cost_of_drift_off_the_control_arm():
+    out = load_bench().run(_args(tasks=20, trials=150, seed=1, record_pushes=8))
+    rows, figures = out["scenarios"], out["figures"]
+    for label in ("drift 0.1", "drift 0.2"):
+        alone, arm, record = rows[label]["runs_ratio"]
+        assert record < arm - 0.5 and record < alone  # the drifted tasks are no longer suspect
+        assert rows[label]["pr_fail"][2] <= 0.03
+    assert figures["runs_ratio_drift_0_2"] == rows["drift 0.2"]["runs_ratio"][2]
+    assert figures["detect_drop_0_4"] == rows["drift 0.0 + PR drop 0.4"]["flagged"][2] > 0.6
+    # a drift after main's last push is not in the record: the control arm pays for it again
+    stale = rows["drift 0.2 after main's last push"]
+    assert stale["runs_ratio"][2] > rows["drift 0.2"]["runs_ratio"][2] + 1
+    assert stale["pr_fail"][0] > 0.5 and stale["pr_fail"][2] < 0.2
+    # the first two columns are the same trials with or without the record's column
+    without = load_bench().run(_args(tasks=20, trials=150, seed=1))
+    assert without["scenarios"]["drift 0.2"]["pr_fail"] == rows["drift 0.2"]["pr_fail"][:2]
+    assert "drift 0.2 after main's last push" not in without["scenarios"]
+
+
+def test_the_record_column_follows_the_product_functions(monkeypatch):
+    bench = load_bench()
+    monkeypatch.setattr(main_record, "control_evidence", lambda c, m, record: (0, 0))
+    monkeypatch.setattr(main_record, "reference",
+                        lambda *args: main_record.Reference(40, 40, "main"))
+    out = bench.run(_args(trials=30, record_pushes=4))
+    # a reference of 1.00 and no control evidence: every PR arm below the line is regressed
+    assert out["scenarios"]["drift 0.2"]["pr_fail"][2] == 1.0
+    assert out["settings"]["record_pushes"] == 4
+
+
+def test_the_printed_report_shows_the_record_column(capsys):
+    assert load_bench().main(["--trials", "10", "--tasks", "6", "--record-pushes", "2"]) == 0
+    printed = capsys.readouterr().out
+    assert "+ main's record" in printed and "last 2 pushes x 5 runs per task" in printed
+    assert "after main's last push" in printed and "per push, not per PR" in printed
+    with pytest.raises(SystemExit) as refused:
+        load_bench().main(["--trials", "5", "--record-pushes", "-1"])
+    assert refused.value.code == 2
+    assert "--record-pushes: expected 0 or more, got -1" in capsys.readouterr().err

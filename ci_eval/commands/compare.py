@@ -47,6 +47,12 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--against", metavar="DIR",
                         help="another agent's results folder (relative to --root), compared "
                         "in the baseline's place: is --results' agent worse on any task?")
+    parser.add_argument("--main-history", metavar="DIR",
+                        help="run summaries of the default branch (`ci-eval history fetch "
+                        "--out`, relative to --root): each gated task is judged against main's "
+                        "record of its last 8 pushes too (same baseline and agent, at most 14 "
+                        "days old): a task main fails as well is drifted, not regressed "
+                        "(docs/gate.md)")
     parser.set_defaults(handler=run)
 
 
@@ -57,18 +63,27 @@ def run(args: argparse.Namespace) -> int:
 
     from ci_eval.agents.config_file import load_config
     from ci_eval.agents.harness_of import harness_files_of
+    from ci_eval.errors import UserError
     from ci_eval.github import context
     from ci_eval.output import emit
     from ci_eval.render.compare import render, verdict_line
+    from ci_eval.results.history import load_history
     from ci_eval.verdict.assemble import build_verdict
 
     root = Path(args.root)
     if args.against is not None:
         return _against(args, root)
+    main_history = ()
+    if args.main_history:
+        if not (root / args.main_history).is_dir():
+            raise UserError("expected a folder of the default branch's run summaries "
+                            "(`ci-eval history fetch --out DIR`)", path=root / args.main_history,
+                            field="--main-history")
+        main_history = load_history(root / args.main_history)
     verdict = build_verdict(root, root / args.results, args.baseline, k=args.k,
                             allow_agent_mismatch=args.allow_agent_mismatch,
                             selected=args.tasks or None, rules=load_config(root).gate,
-                            harness_of=harness_files_of(root))
+                            harness_of=harness_files_of(root), main_history=main_history)
     # the run's variables only: compare never reads (so never fails on) an event payload
     ctx = context.parse(os.environ, {})
     commit = context.footer_commit(args.commit, ctx.sha, root)

@@ -72,6 +72,11 @@ def add_parser(subparsers) -> None:
                         "also with REF's agent (its ci-eval.yaml entry and files, e.g. "
                         "origin/main), interleaved, into OUT/control/; compare then tells a PR's "
                         "regression from drift of main")
+    parser.add_argument("--main-history", metavar="DIR",
+                        help="with --confirm-against: the default branch's run summaries "
+                        "(`ci-eval history fetch --out`): a gated task is staged against main's "
+                        "record of its last 8 pushes (pooled with the baseline, or alone once "
+                        "main is below it) instead of the baseline alone (docs/gate.md)")
     parser.add_argument("--max-runs", type=positive_int, metavar="N",
                         help="start at most N agent runs (retries included); overrides "
                         "ci-eval.yaml budget.max_runs")

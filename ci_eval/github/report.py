@@ -136,11 +136,13 @@ def compare_and_publish(request: ReportRequest, ctx, commit, plan, jobs) -> Repo
     compared, shards = merge_shard_folders(results_dir)
     if shards:
         print(f"ci-eval: merged {shards} shard folder(s) into {compared}", file=sys.stderr)
+    main = context.on_default_branch(ctx)
+    earlier = _history(root, request.history)
     verdict = build_verdict(root, compared, request.baseline, k=request.k,
                             allow_agent_mismatch=request.allow_agent_mismatch,
                             rules=request.rules_of(), allow_empty=plan is not None,
-                            harness_of=request.harness_of)
-    main = context.on_default_branch(ctx)
+                            harness_of=request.harness_of,
+                            main_history=() if main else earlier)  # main's record, on a PR
     if main:  # no pull request to blame: main below its baseline is drift
         verdict = main_drift.judged_as_main(verdict)
     incomplete = False
@@ -150,7 +152,6 @@ def compare_and_publish(request: ReportRequest, ctx, commit, plan, jobs) -> Repo
         present = present_shards(results_dir)
         incomplete = bool(set(planned) - present)
         verdict = planned_shards.mark_missing(verdict, count, planned, present, links)
-    earlier = _history(root, request.history)
     failed_jobs = [(f"shard {i}/{count}", job.conclusion, job.url)
                    for i, job in sorted(jobs.items()) if job.failed]
     markdown = render_markdown(verdict, commit=commit,

@@ -11,6 +11,7 @@ In order: the agent resolved (--agent, --agent-cmd, --agent-env), the tasks load
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import os
 import sys
 import time
@@ -25,6 +26,7 @@ from ci_eval.progress import Progress
 from ci_eval.results import setup_problem
 from ci_eval.results import store as results
 from ci_eval.results.control_arm import control_dir
+from ci_eval.results.history import load_history
 from ci_eval.results.notices import isolation_notices
 from ci_eval.results.summary import TaskSummary, summarize
 from ci_eval.run.agent.budget import RunBudget
@@ -44,6 +46,7 @@ from ci_eval.tasks.model import task_folders
 from ci_eval.verdict.baseline import load_baseline, recorded_walls
 from ci_eval.verdict.confirmation import DEFAULT_STAGES, confirmation_hook, parse_stages
 from ci_eval.verdict.control import arms_hook
+from ci_eval.verdict.main_record import references_of
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,7 @@ class RunRequest:
     confirm_against: str | None = None
     confirm_stages: str | None = None
     control_ref: str | None = None
+    main_history: str | None = None
     max_runs: int | None = None
     max_cost_usd: float | None = None
     max_cost_usd_per_run: float | None = None
@@ -102,6 +106,9 @@ def run_invocation(request: RunRequest) -> RunOutcome:
         if not request.confirm_against:
             raise UserError("only applies with --confirm-against FILE (the baseline the "
                             "confirmation runs are judged against)", field="--confirm-stages")
+    if request.main_history is not None and not request.confirm_against:
+        raise UserError("only applies with --confirm-against FILE (main's record is judged "
+                        "against that baseline)", field="--main-history")
     if request.control_ref is not None and not request.confirm_against:
         raise UserError("only applies with --confirm-against FILE (the control arm runs the "
                         "tasks that fall below that baseline)", field="--control-ref")
@@ -124,11 +131,13 @@ def run_invocation(request: RunRequest) -> RunOutcome:
                                 request.shard)
         raise
     out_dir = results_dir(root, request.out)
-    more_runs = None
+    more_runs = references = None
     if request.confirm_against:
-        more_runs = confirmation_hook(load_baseline(root / request.confirm_against),
-                                      stages or DEFAULT_STAGES, config.gate)
-    arm_and_hook = (control_arm_and_hook(request, root, stages, config.gate)
+        baseline = load_baseline(root / request.confirm_against)
+        references = main_references(request, root, baseline, agent.identity)
+        more_runs = confirmation_hook(baseline, stages or DEFAULT_STAGES, config.gate,
+                                      references)
+    arm_and_hook = (control_arm_and_hook(request, root, stages, config.gate, references)
                     if request.control_ref else None)
     ensure_dir(out_dir, field="--out")
     try:
@@ -159,7 +168,19 @@ def selected_tasks(request: RunRequest, root: Path) -> list:
     return tasks
 
 
-def control_arm_and_hook(request: RunRequest, root: Path, stages, rules):
+def main_references(request: RunRequest, root: Path, baseline, agent_identity: str):
+    """--main-history: task -> the reference rate main's record gives it (none without)."""
+    if request.main_history is None:
+        return None
+    folder = root / request.main_history
+    if not folder.is_dir():
+        raise UserError("expected a folder of the default branch's run summaries "
+                        "(`ci-eval history fetch --out DIR`)", path=folder, field="--main-history")
+    return references_of(load_history(folder), baseline, agent=agent_identity,
+                         today=dt.datetime.now(dt.timezone.utc).date())
+
+
+def control_arm_and_hook(request: RunRequest, root: Path, stages, rules, references=None):
     """(the control arm of --control-ref, the hook that stages both arms)."""
     assert request.confirm_against and request.control_ref  # the caller's condition
     baseline = load_baseline(root / request.confirm_against)
@@ -169,7 +190,7 @@ def control_arm_and_hook(request: RunRequest, root: Path, stages, rules):
         remove_tree(arm.harness_root.parent)
         raise UserError(f"{request.control_ref}: {problem}; no run started",
                         field="--control-ref")
-    return arm, arms_hook(baseline, stages or DEFAULT_STAGES, rules)
+    return arm, arms_hook(baseline, stages or DEFAULT_STAGES, rules, references)
 
 
 def run_context(request: RunRequest, root: Path, config: Config, agent, out_dir: Path,

@@ -5,16 +5,18 @@ decision it applies is a pure function of gate, calibration and baseline."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ci_eval.results import control_arm, stream
+from ci_eval.results.history import RunSummary
 from ci_eval.results.notices import label_notices
 from ci_eval.results.summary import summarize_results, typical_k
 from ci_eval.tasks.load import load_tasks
 from ci_eval.verdict import against as against_results
-from ci_eval.verdict import calibration, control, gate, model
+from ci_eval.verdict import calibration, control, gate, main_record, model
 from ci_eval.verdict.baseline import Baseline, existing_baseline, load_baseline
 from ci_eval.verdict.harness_changes import changes_note
 from ci_eval.verdict.rules import DEFAULT_RULES, GateRules
@@ -45,7 +47,7 @@ def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k
                   allow_agent_mismatch: bool = False, selected: list[str] | None = None,
                   rules: GateRules = DEFAULT_RULES, allow_empty: bool = False,
                   harness_of: Callable[[str], Mapping[str, str] | None] | None = None,
-                  against_dir: Path | None = None):
+                  against_dir: Path | None = None, main_history: Sequence[RunSummary] = ()):
     """Load results, baseline.json and tasks/ and compare them: the gate's Verdict (what
     `ci-eval compare` prints and the action's report mode publishes). A missing baseline file
     makes every task new (a repo's first PR gets a report); `selected` compares those tasks
@@ -55,7 +57,9 @@ def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k
     every planned shard is missing). `harness_of(agent)`: the repo's harness of that agent now
     ({file: digest}, or None), to name what changed in it since the baseline (a note).
     `against_dir`: another agent's results on the same tasks take the baseline's place
-    (verdict/against.py); the verdict then has `.against`."""
+    (verdict/against.py); the verdict then has `.against`. `main_history`: the run summaries of
+    the default branch (oldest first): each gated task is judged against main's record in them
+    too (verdict/main_record.py)."""
     loaded = stream.load_runs(results_dir) if allow_empty else stream.require_runs(results_dir)
     tasks = load_tasks(root, selected)
     other = None
@@ -97,11 +101,13 @@ def build_verdict(root: Path, results_dir: Path, baseline_file: str | None, *, k
     verdict = gate.compare(baseline, states, task_results, k=shown_k, agent=agent,
                            calibration=tuple(warnings), notes=notes,
                            broken=gate.setup_broken(outcomes), rules=rules)
-    controls = control_arm.load_control(results_dir)
-    if controls:  # `run --control-ref`: the PR judged against main's agent now
-        verdict = control.with_control(
-            verdict, {task: counts for task, counts in controls.items() if task in loaded},
-            rules)
+    controls = {task: counts for task, counts in control_arm.load_control(results_dir).items()
+                if task in loaded}
+    records = main_record.records_of(main_history, verdict, today=dt.datetime.now(dt.timezone.utc).date())
+    if records:  # main's record of its last pushes: the reference, and control evidence
+        verdict = main_record.with_record(verdict, records, controls, rules)
+    elif controls:  # `run --control-ref`: the PR judged against main's agent now
+        verdict = control.with_control(verdict, controls, rules)
     tokens = [s.total_tokens for s in summaries.values() if s.total_tokens is not None]
     costs = [s.total_cost_usd for s in summaries.values() if s.total_cost_usd is not None]
     return dataclasses.replace(verdict, total_tokens=sum(tokens) if tokens else None,

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -153,9 +154,12 @@ def runs_to_add(
                      regression_threshold=regression_threshold).runs_to_add
 
 
-def confirmation_hook(baseline: Baseline, stages: tuple[int, ...], rules: GateRules):
+def confirmation_hook(baseline: Baseline, stages: tuple[int, ...], rules: GateRules,
+                      references: Mapping[str, Fraction] | None = None):
     """The runner's hook for `run --confirm-against`: (task, its records) -> extra runs for a
-    gated task whose pooled runs breach (or nearly breach) the gate, by runs_to_add."""
+    gated task whose pooled runs breach (or nearly breach) the gate, by runs_to_add.
+    `references`: task -> the rate to stage a gated task against in the baseline's place
+    (main's record, verdict/main_record.py)."""
 
     def more_runs(task: Task, records: list[dict]) -> int:
         entry = baseline.entries.get(task.id)
@@ -163,6 +167,7 @@ def confirmation_hook(baseline: Baseline, stages: tuple[int, ...], rules: GateRu
                 if entry else None)
         if entry is None or rate is None or other_prompts([task.prompt_hash], entry.prompt_hash):
             return 0  # not gated, or prompt-changed whatever the runs say
+        rate = (references or {}).get(task.id, rate)
         counts = count_runs(records)
         return runs_to_add(rate, counts.passes, counts.valid, stages, recorded_runs=len(records),
                            regression_threshold=rules.regression_threshold)

@@ -159,10 +159,11 @@ def _together(pr_recorded: int, control_recorded: int, stages: tuple[int, ...],
     return ArmStep(max(0, target - pr_recorded), max(0, target - control_recorded), reason)
 
 
-def arms_hook(baseline: Baseline, stages: tuple[int, ...], rules: GateRules):
+def arms_hook(baseline: Baseline, stages: tuple[int, ...], rules: GateRules,
+              references: Mapping[str, Fraction] | None = None):
     """The runner's hook for `run --control-ref`: (task, the PR's records, the control arm's
     records) -> (more PR runs, more control runs), by next_step. Tasks that are not gated, or
-    whose prompt changed since the baseline, get none."""
+    whose prompt changed since the baseline, get none. `references`: as confirmation_hook's."""
 
     def more_runs(task: Task, records: list[dict], control_records: list[dict]) -> tuple[int, int]:
         entry = baseline.entries.get(task.id)
@@ -170,6 +171,7 @@ def arms_hook(baseline: Baseline, stages: tuple[int, ...], rules: GateRules):
                 if entry else None)
         if entry is None or rate is None or other_prompts([task.prompt_hash], entry.prompt_hash):
             return 0, 0
+        rate = (references or {}).get(task.id, rate)
         pr, main = count_runs(records), count_runs(control_records)
         step = next_step(rate, pr.passes, pr.valid, main.passes, main.valid, stages,
                          pr_recorded=len(records), control_recorded=len(control_records),
@@ -214,13 +216,17 @@ def with_control(verdict: Verdict, controls: Mapping[str, tuple[int, int]],
     note that main has drifted when a task did."""
     tasks = tuple(judge_task(t, *controls[t.task], rules) if t.task in controls else t
                   for t in verdict.tasks)
-    notes = verdict.notes
+    return dataclasses.replace(verdict, tasks=tasks, notes=verdict.notes + drift_notes(tasks, rules))
+
+
+def drift_notes(tasks: tuple[TaskVerdict, ...], rules: GateRules) -> tuple[str, ...]:
+    """The verdict's note that main has drifted, when a task did (none otherwise)."""
     drifted = [t.task for t in tasks if t.status == "drifted"]
-    if drifted:
-        shown = ", ".join(drifted[:5]) + (f" and {len(drifted) - 5} more" if len(drifted) > 5
-                                          else "")
-        effect = "fails the check (gate.drift: fail)" if rules.drift == "fail" else (
-            "does not fail the check")
-        notes += ((f"Drift: {len(drifted)} task(s) ({shown}) fail against the baseline on "
-                   f"main too: {REFRESH_HINT}. Drift {effect}."),)
-    return dataclasses.replace(verdict, tasks=tasks, notes=notes)
+    if not drifted:
+        return ()
+    shown = ", ".join(drifted[:5]) + (f" and {len(drifted) - 5} more" if len(drifted) > 5
+                                      else "")
+    effect = "fails the check (gate.drift: fail)" if rules.drift == "fail" else (
+        "does not fail the check")
+    return (f"Drift: {len(drifted)} task(s) ({shown}) fail against the baseline on main too: "
+            f"{REFRESH_HINT}. Drift {effect}.",)

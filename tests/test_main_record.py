@@ -1,0 +1,162 @@
+"""verdict/main_record.py: main's recent record (the run summaries of its pushes) as the PR's
+reference and as free control evidence; which records count; a task judged with it."""
+
+from __future__ import annotations
+
+import datetime as dt
+from fractions import Fraction
+
+import pytest
+
+from ci_eval.results.history import RunSummary, TaskRecord
+from ci_eval.verdict import control, main_record
+from ci_eval.verdict.main_record import MainRecord
+from ci_eval.verdict.model import TaskVerdict, Verdict
+from ci_eval.verdict.rules import GateRules
+
+TASK = "task-001-alpha"
+TODAY = dt.date(2026, 11, 20)
+
+
+def test_without_a_record_the_baseline_is_the_reference():
+    ref = main_record.reference(36, 40)
+    assert (ref.passes, ref.runs, ref.source) == (36, 40, "baseline")
+    assert main_record.reference(36, 40, MainRecord(0, 0, 0)).source == "baseline"
+    assert ref.describe() == "reference 36/40 = 0.90, the baseline"
+
+
+def test_a_record_that_agrees_is_pooled_with_the_baseline():
+    ref = main_record.reference(36, 40, MainRecord(37, 40, 8))
+    assert (ref.passes, ref.runs, ref.source) == (73, 80, "baseline+main")
+    # a record above the baseline is pooled too: the switch is one-sided (main below it)
+    assert main_record.reference(30, 40, MainRecord(40, 40, 8)).source == "baseline+main"
+
+
+def test_a_record_below_the_baseline_replaces_it():
+    # main at 0.70 for 40 runs against a 0.90 baseline: main has moved, main now is the reference
+    assert control.worse_p(28, 40, 36, 40) < main_record.RECORD_SWITCH_P
+    ref = main_record.reference(36, 40, MainRecord(28, 40, 8))
+    assert (ref.rate, ref.source) == (Fraction(7, 10), "main")
+    assert "main moved since the baseline" in ref.describe()
+
+
+@pytest.mark.parametrize("passes, runs", [(41, 40), (-1, 40), (0, 0)])
+def test_a_broken_baseline_is_refused(passes, runs):
+    with pytest.raises(ValueError):
+        main_record.reference(passes, runs, MainRecord(1, 5, 1))
+    with pytest.raises(ValueError):
+        MainRecord(6, 5, 1)
+
+
+def test_the_control_arm_is_pooled_with_the_record_unless_below_it():
+    record = MainRecord(36, 40, 8)
+    assert main_record.control_evidence(9, 10, record) == (45, 50)
+    # 0/10 against 36/40: main moved since its last push; the record is stale
+    assert main_record.control_evidence(0, 10, record) == (0, 10)
+    assert main_record.control_evidence(3, 5) == (3, 5)
+    assert main_record.control_evidence(0, 0, record) == (0, 0)  # no control runs: none
+
+
+def _summary(day: int, passes: int, runs: int = 5, *, baseline=(36, 40), agent="claude",
+             judged: bool = True) -> RunSummary:
+    extra = ({"drifted": passes * 10 < runs * 6, "baseline_passes": baseline[0],
+              "baseline_runs": baseline[1]} if judged else {})
+    return RunSummary(date=f"2026-11-{day:02d}", recorded_at=f"2026-11-{day:02d}T10:00:00Z",
+                      commit=None, agent=agent, ci_eval_version="0",
+                      tasks={TASK: TaskRecord(TASK, runs, passes, 0, runs, **extra)})
+
+
+def test_the_record_pools_the_newest_pushes_judged_against_the_same_baseline():
+    history = [_summary(day, passes) for day, passes in [(10, 5), (11, 4), (12, 1), (13, 2)]]
+    record = main_record.record_of(history, TASK, 36, 40, agent="claude", today=TODAY, pushes=3)
+    assert record == MainRecord(7, 15, 3)  # days 11-13, newest first
+    everything = main_record.record_of(history, TASK, 36, 40, agent="claude", today=TODAY)
+    assert everything == MainRecord(12, 20, 4)
+
+
+@pytest.mark.parametrize("other", [
+    {"baseline": (20, 20)},  # judged against another baseline: a refresh starts it anew
+    {"agent": "codex"},  # another agent's runs are not main's agent now
+    {"judged": False},  # not judged against a baseline (inconclusive, aspirational)
+    {"runs": 0},
+])
+def test_records_of_another_baseline_agent_or_none_are_not_used(other):
+    runs = other.pop("runs", 5)
+    history = [_summary(18, 5), _summary(19, 0, runs, **other)]
+    record = main_record.record_of(history, TASK, 36, 40, agent="claude", today=TODAY)
+    assert record == MainRecord(5, 5, 1)
+
+
+def test_a_record_older_than_the_limit_is_not_used():
+    history = [_summary(1, 0), _summary(6, 1)]
+    assert main_record.record_of(history, TASK, 36, 40, agent="claude", today=TODAY,
+                                 max_age_days=14) == MainRecord(1, 5, 1)
+    assert main_record.record_of(history, TASK, 36, 40, agent="claude", today=TODAY,
+                                 max_age_days=3) is None
+    assert main_record.record_of([], TASK, 36, 40, agent=None, today=TODAY) is None
+    with pytest.raises(ValueError):
+        main_record.record_of(history, TASK, 36, 40, agent=None, today=TODAY, pushes=0)
+
+
+def _tv(status: str, passes: int, runs: int = 10, gated: bool = True) -> TaskVerdict:
+    return TaskVerdict(TASK, status, gated, baseline_passes=36, baseline_runs=40, passes=passes,
+                       runs=runs)
+
+
+def test_a_pr_at_main_s_drifted_rate_is_drifted_not_regressed():
+    # the baseline rule calls 5/10 regressed (0.90 - 0.30 = 0.60); main's record is at 0.50
+    verdict = _tv("regressed", 5)
+    judged = main_record.judge_task(verdict, MainRecord(20, 40, 8), rules=GateRules())
+    assert judged.status == "drifted" and not judged.fails_gate
+    assert "main's record 20/40 over 8 push(es)" in judged.note
+    assert "main's record (main moved since the baseline)" in judged.note
+    failing = main_record.judge_task(verdict, MainRecord(20, 40, 8), rules=GateRules(drift="fail"))
+    assert failing.status == "drifted" and failing.fails_gate
+
+
+def test_a_pr_worse_than_main_s_record_is_regressed():
+    # main still solves it (38/40): the PR's 1/10 is its own regression, with or without control
+    verdict = _tv("regressed", 1)
+    assert main_record.judge_task(verdict, MainRecord(38, 40, 8),
+                                  rules=GateRules()).status == "regressed"
+    judged = main_record.judge_task(verdict, MainRecord(38, 40, 8), 9, 10, rules=GateRules())
+    assert judged.status == "regressed" and judged.control_runs == 10
+    assert "control arm (main now) 9/10" in judged.note
+
+
+def test_without_a_usable_record_the_control_arm_decides_as_before():
+    verdict = _tv("regressed", 1)
+    rules = GateRules()
+    assert main_record.judge_task(verdict, None, 0, 10, rules=rules) == \
+        control.judge_task(verdict, 0, 10, rules)
+    assert main_record.judge_task(verdict, None, rules=rules) == verdict
+    ungated = _tv("regressed", 1, gated=False)
+    assert main_record.judge_task(ungated, MainRecord(20, 40, 8), rules=rules) == ungated
+
+
+def test_records_of_a_verdict_cover_its_gated_tasks_with_a_baseline():
+    verdict = Verdict(tasks=(_tv("unchanged", 9), TaskVerdict("task-002-b", "unchanged", True)),
+                      k=5, agent="claude")
+    records = main_record.records_of([_summary(19, 4)], verdict, today=TODAY)
+    assert records == {TASK: MainRecord(4, 5, 1)}
+
+
+def test_the_runner_s_hooks_stage_against_the_reference():
+    from ci_eval.verdict.baseline import Baseline, BaselineEntry
+    from ci_eval.verdict.confirmation import DEFAULT_STAGES, confirmation_hook
+
+    baseline = Baseline("claude", {TASK: BaselineEntry(TASK, 36, 40, "2026-11-01", "h")})
+    history = [_summary(19, 0), _summary(18, 1)]
+    refs = main_record.references_of(history, baseline, agent="claude", today=TODAY)
+    assert refs == {TASK: Fraction(1, 10)}
+    assert main_record.references_of(history, baseline, agent="codex", today=TODAY) == {}
+
+    class FakeTask:  # what the hooks read of a task
+        id, aspirational, prompt_hash = TASK, False, "h"
+
+    records = [{"status": "fail", "passed": False}] * 5
+    rules = GateRules()
+    assert confirmation_hook(baseline, DEFAULT_STAGES, rules)(FakeTask, records) > 0
+    assert confirmation_hook(baseline, DEFAULT_STAGES, rules, refs)(FakeTask, records) == 0
+    assert control.arms_hook(baseline, DEFAULT_STAGES, rules, refs)(FakeTask, records, []) \
+        == (0, 0)
