@@ -5,8 +5,8 @@ repo-state/ is copied except its top-level setup.sh (run with bash in the worksp
 written (gitdir.py: no git runs). Solutions and negatives are applied with the same machinery.
 
 Per task, once (WorkspaceFactory): the pristine tree (repo-state/ itself when it has no patches,
-else a patched copy in the factory's cache folder), its template (template.py: the files' bytes
-read once) and its `.git`; per run: a copy of that tree laid from the template, plus the `.git`
+else a patched copy in the factory's cache folder), its template (template.py: what to make,
+listed once) and its `.git`; per run: a copy of that tree laid from the template, plus the `.git`
 files. A task with setup.sh is built afresh every run (what setup makes may hold absolute paths).
 The pristine tree is also what the diff compares the workspace with.
 

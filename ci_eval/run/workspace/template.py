@@ -3,11 +3,12 @@
 `shutil.copytree` pays for each file an open and a stat of the source, the copy, then a stat,
 a chmod, a utime and an extended-attribute listing (copystat), and for each folder the same;
 on this project's disks the kernel's part of creating a file or a folder is most of a run's
-harness CPU. The template reads the tree once per task (its files' bytes too, up to
-IN_MEMORY_BYTES in all); a run then costs one mkdir per folder and, per file, an open that
-creates it with its bytes written, its mode and times set through the descriptor. The result is
-what copytree(symlinks=True) makes: every file a copy of its own (no hardlinks: see build.py),
-links copied as links, modes and modification times kept (the `.git` index relies on them).
+harness CPU. The template lists the tree once per task; a run then costs one mkdir per folder
+and, per file, an open of the source and one that creates the copy, its mode and times set
+through the descriptor (the bytes sent in the kernel, as copy2 sends them; holding them in memory
+saved nothing measurable: creating the inode is the cost). The result is what
+copytree(symlinks=True) makes: every file a copy of its own (no hardlinks: see build.py), links
+copied as links, modes and modification times kept (the `.git` index relies on them).
 
 A tree holding what only a copy reproduces (a FIFO or device, which copytree refuses too; a file
 or folder with extended attributes) has no template: the caller copies it.
@@ -15,13 +16,13 @@ or folder with extended attributes) has no template: the caller copies it.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-IN_MEMORY_BYTES = 4 * 1024 * 1024  # a larger tree's files are read from it on every run
-CHUNK = 1024 * 1024
+CHUNK = 8 * 1024 * 1024
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -32,7 +33,7 @@ class _Entry:
     kind: str  # "dir" | "file" | "link"
     mode: int  # permission bits
     times: tuple[int, int]  # (atime, mtime) in ns
-    data: bytes | None = None  # a file's bytes (None: read from the tree), a link's target
+    target: bytes = b""  # a link's
 
 
 class TreeTemplate:
@@ -43,14 +44,12 @@ class TreeTemplate:
         self.entries = entries
 
     @classmethod
-    def of(cls, root: Path, skip_top: frozenset[str] = frozenset({".git"}),
-           in_memory: int = IN_MEMORY_BYTES) -> TreeTemplate | None:
+    def of(cls, root: Path,
+           skip_top: frozenset[str] = frozenset({".git"})) -> TreeTemplate | None:
         """The template of the tree at root, its top-level names in skip_top left out; None
         when only a copy reproduces it."""
         root = Path(root)
         entries: list[_Entry] = []
-        files: list[tuple[int, str]] = []  # (index, rel) of each regular file
-        size = 0
         stack = [""]
         while stack:
             rel = stack.pop()
@@ -72,17 +71,10 @@ class TreeTemplate:
                     entries.append(_Entry(path, "link", 0, _times(info),
                                           os.fsencode(os.readlink(child.path))))
                 elif stat.S_ISREG(info.st_mode) and not _has_xattrs(child.path):
-                    files.append((len(entries), path))
                     entries.append(_Entry(path, "file", stat.S_IMODE(info.st_mode),
                                           _times(info)))
-                    size += info.st_size
                 else:
                     return None
-        if size <= in_memory:
-            for index, rel in files:
-                entry = entries[index]
-                entries[index] = _Entry(rel, "file", entry.mode, entry.times,
-                                        _read(os.path.join(root, rel)))
         return cls(root, entries)
 
     def lay(self, target: Path) -> Path:
@@ -95,7 +87,7 @@ class TreeTemplate:
                     if entry.rel:
                         os.mkdir(entry.rel, 0o700, dir_fd=top)
                 elif entry.kind == "link":
-                    os.symlink(entry.data, entry.rel, dir_fd=top)
+                    os.symlink(entry.target, entry.rel, dir_fd=top)
                     os.utime(entry.rel, ns=entry.times, dir_fd=top, follow_symlinks=False)
                 else:
                     self._lay_file(entry, top)
@@ -111,15 +103,11 @@ class TreeTemplate:
     def _lay_file(self, entry: _Entry, top: int) -> None:
         fd = os.open(entry.rel, _CREATE, 0o600, dir_fd=top)
         try:
-            if entry.data is not None:
-                _write_all(fd, entry.data)
-            else:
-                source = os.open(os.path.join(self.root, entry.rel), _READ)
-                try:
-                    while chunk := os.read(source, CHUNK):
-                        _write_all(fd, chunk)
-                finally:
-                    os.close(source)
+            source = os.open(os.path.join(self.root, entry.rel), _READ)
+            try:
+                _copy_bytes(source, fd)
+            finally:
+                os.close(source)
             os.fchmod(fd, entry.mode)
             os.utime(fd, ns=entry.times)
         finally:
@@ -139,18 +127,15 @@ def _has_xattrs(path: str) -> bool:
     return any(name.startswith(("user.", "trusted.")) for name in names)
 
 
-def _read(path: str) -> bytes:
-    fd = os.open(path, _READ)
+def _copy_bytes(source: int, target: int) -> None:
     try:
-        chunks = []
-        while chunk := os.read(fd, CHUNK):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
+        while os.sendfile(target, source, None, CHUNK):
+            pass
+        return
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP) or os.lseek(target, 0, 1):
+            raise
+    while chunk := os.read(source, CHUNK):  # a file system that sendfile cannot write to
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(target, view):]
