@@ -7,11 +7,12 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from ci_eval.run.workspace.build import WorkspaceFactory
+from ci_eval.run.workspace.build import GIT_ENV, WorkspaceFactory
 from ci_eval.run.workspace.template import TreeTemplate
 
 
@@ -121,8 +122,10 @@ def test_a_file_with_extended_attributes_is_copied_not_laid(tmp_path):
     assert os.getxattr(workspace / "a.txt", "user.origin") == b"task"
 
 
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_the_factory_lays_its_workspaces_from_the_template(tmp_path):
     tree = _tricky(tmp_path / "task" / "repo-state")
+    shutil.rmtree(tree / "vendor" / ".git")  # real git would take it for a repository of its own
     factory = WorkspaceFactory(tmp_path / "cache")
     workspace = factory.create(tree, tmp_path / "ws")
     assert factory._prepare(tree.resolve()).template is not None
@@ -131,6 +134,9 @@ def test_the_factory_lays_its_workspaces_from_the_template(tmp_path):
     assert listing.pop(".git")[0] == "dir"
     listing["."] = expected["."]  # the top folder's mtime moved when .git was written in it
     assert {k: v for k, v in listing.items() if not k.startswith(".git/")} == expected
+    status = subprocess.run(["git", "-C", str(workspace), "status", "--porcelain"],
+                            capture_output=True, check=True, env={**os.environ, **GIT_ENV})
+    assert status.stdout == b""  # real git finds the laid tree as the index committed it
 
 
 def test_a_file_larger_than_one_send_is_copied_whole(tmp_path):
