@@ -28,7 +28,7 @@ _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 @dataclass(frozen=True)
-class _Entry:
+class _TemplateEntry:
     rel: str  # relative to the tree; "" for its top
     kind: str  # "dir" | "file" | "link"
     mode: int  # permission bits
@@ -39,7 +39,7 @@ class _Entry:
 class TreeTemplate:
     """The entries of a tree in creation order (a folder before what it holds)."""
 
-    def __init__(self, root: Path, entries: list[_Entry]):
+    def __init__(self, root: Path, entries: list[_TemplateEntry]):
         self.root = root
         self.entries = entries
 
@@ -49,7 +49,7 @@ class TreeTemplate:
         """The template of the tree at root, its top-level names in skip_top left out; None
         when only a copy reproduces it."""
         root = Path(root)
-        entries: list[_Entry] = []
+        entries: list[_TemplateEntry] = []
         stack = [""]
         while stack:
             rel = stack.pop()
@@ -57,7 +57,7 @@ class TreeTemplate:
             info = os.lstat(folder)
             if not stat.S_ISDIR(info.st_mode) or _has_xattrs(folder):
                 return None
-            entries.append(_Entry(rel, "dir", stat.S_IMODE(info.st_mode), _times(info)))
+            entries.append(_TemplateEntry(rel, "dir", stat.S_IMODE(info.st_mode), _times(info)))
             with os.scandir(folder) as listing:
                 children = sorted(listing, key=lambda e: e.name)
             for child in children:
@@ -68,10 +68,10 @@ class TreeTemplate:
                 if stat.S_ISDIR(info.st_mode):
                     stack.append(path)
                 elif stat.S_ISLNK(info.st_mode):
-                    entries.append(_Entry(path, "link", 0, _times(info),
+                    entries.append(_TemplateEntry(path, "link", 0, _times(info),
                                           os.fsencode(os.readlink(child.path))))
                 elif stat.S_ISREG(info.st_mode) and not _has_xattrs(child.path):
-                    entries.append(_Entry(path, "file", stat.S_IMODE(info.st_mode),
+                    entries.append(_TemplateEntry(path, "file", stat.S_IMODE(info.st_mode),
                                           _times(info)))
                 else:
                     return None
@@ -100,7 +100,7 @@ class TreeTemplate:
             os.close(top)
         return Path(target)
 
-    def _lay_file(self, entry: _Entry, top: int) -> None:
+    def _lay_file(self, entry: _TemplateEntry, top: int) -> None:
         fd = os.open(entry.rel, _CREATE, 0o600, dir_fd=top)
         try:
             source = os.open(os.path.join(self.root, entry.rel), _READ)
