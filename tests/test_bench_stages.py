@@ -62,3 +62,18 @@ def test_sandbox_start_refuses_a_folder_without_ci_eval(tmp_path):
                           check=False)
     assert done.returncode == 2 and "expected a folder holding ci_eval/" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_workspace_copy_measures_both_ways():
+    done = subprocess.run([sys.executable, str(BENCH.parent / "workspace_copy.py"), "--json",
+                           "--rounds", "1", "--repeat", "2"], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)
+    assert figures["template_cpu_ms"] > 0 and figures["copytree_cpu_ms"] > 0, figures
+
+
+def test_workspace_copy_refuses_no_rounds():
+    done = subprocess.run([sys.executable, str(BENCH.parent / "workspace_copy.py"), "--rounds",
+                           "0"], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2 and "expected a whole number >= 1" in done.stderr

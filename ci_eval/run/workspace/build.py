@@ -5,14 +5,15 @@ repo-state/ is copied except its top-level setup.sh (run with bash in the worksp
 written (gitdir.py: no git runs). Solutions and negatives are applied with the same machinery.
 
 Per task, once (WorkspaceFactory): the pristine tree (repo-state/ itself when it has no patches,
-else a patched copy in the factory's cache folder) and its `.git`; per run: a copy of that tree
-plus the `.git` files. A task with setup.sh is built afresh every run (what setup makes may hold
-absolute paths). The pristine tree is also what the diff compares the workspace with.
+else a patched copy in the factory's cache folder), its template (template.py: what to make,
+listed once) and its `.git`; per run: a copy of that tree laid from the template, plus the `.git`
+files. A task with setup.sh is built afresh every run (what setup makes may hold absolute paths).
+The pristine tree is also what the diff compares the workspace with.
 
 No hardlinks: the agent owns every file of its workspace (it runs as root, or as the harness's
 own user in a user namespace), so it could chmod and write through a link into the pristine tree
 and hide its change from the diff; and read-only files owned by another user would break every
-agent that edits a file in place. Every file is a copy (shutil.copy2: sendfile, mtime kept).
+agent that edits a file in place. Every file is a copy of its own (mode and mtime kept).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from ci_eval.run.sandbox.requests import script_request
 from ci_eval.run.sandbox.sandbox_program import read_failure
 from ci_eval.run.sandbox.views import TEMP_PREFIX
 from ci_eval.run.workspace.gitdir import git_files, write_git
+from ci_eval.run.workspace.template import TreeTemplate
 from ci_eval.tasks.model import PATCH_SUFFIXES
 from ci_eval.tasks.upstream import PLAIN_TREE_MARK
 
@@ -111,11 +113,13 @@ def create_workspace(repo_state: Path, workspace: Path) -> Path:
 
 
 class _Prepared:
-    """A task's pristine tree and its .git (bytes, or a folder for a large one)."""
+    """A task's pristine tree, its template (template.py) and its .git (bytes, or a folder for
+    a large one)."""
 
     def __init__(self, tree: Path, git: dict[str, bytes] | Path):
         self.tree = tree
         self.git = git
+        self.template = TreeTemplate.of(tree)  # None: copied with copytree
 
 
 class WorkspaceFactory:
@@ -127,15 +131,20 @@ class WorkspaceFactory:
         self._lock = threading.Lock()
         self._prepared: dict[Path, _Prepared] = {}
         self._task_locks: dict[Path, threading.Lock] = {}
+        self._special_files: dict[Path, set[str]] = {}
 
     def create(self, repo_state: Path, workspace: Path) -> Path:
         repo_state = Path(repo_state).resolve()
-        if "setup.sh" in special_files(repo_state):
+        if "setup.sh" in self._special(repo_state):
             return create_workspace(repo_state, workspace)
         prepared = self._prepare(repo_state)
         top = prepared.tree  # a .git of repo-state's own is not the workspace's
-        shutil.copytree(top, workspace, symlinks=True,
-                        ignore=lambda d, names: [".git"] if d == str(top) and ".git" in names else [])
+        if prepared.template is not None:
+            prepared.template.lay(workspace)
+        else:
+            shutil.copytree(top, workspace, symlinks=True,
+                            ignore=lambda d, names: [".git"] if d == str(top) and ".git" in names
+                            else [])
         if isinstance(prepared.git, Path):
             shutil.copytree(prepared.git, workspace / ".git", copy_function=shutil.copyfile)
         else:
@@ -147,12 +156,18 @@ class WorkspaceFactory:
         pristine tree, or (a task with setup.sh, built afresh) a copy made at `snapshot`. Both
         lie outside the agent's reach."""
         repo_state = Path(repo_state).resolve()
-        if "setup.sh" in special_files(repo_state):
+        if "setup.sh" in self._special(repo_state):
             top = Path(workspace)
             shutil.copytree(workspace, snapshot, symlinks=True,  # the agent's .git is not diffed
                             ignore=lambda d, names: [".git"] if Path(d) == top else [])
             return snapshot
         return self._prepare(repo_state).tree
+
+    def _special(self, repo_state: Path) -> set[str]:
+        special = self._special_files.get(repo_state)
+        if special is None:
+            special = self._special_files[repo_state] = special_files(repo_state)
+        return special
 
     def _prepare(self, repo_state: Path) -> _Prepared:
         with self._lock:

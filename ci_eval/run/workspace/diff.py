@@ -126,7 +126,7 @@ def workspace_diff(pristine: Path, workspace: Path, *, cap: int = DIFF_CAP_BYTES
             changed.append(path)
     mode_only = set()
     for path in sorted(alike, key=lambda p: (before[p].size, p)):
-        same = _same_bytes(pristine / path, workspace / path, budget)
+        same = _same_bytes(os.path.join(pristine, path), os.path.join(workspace, path), budget)
         if same is None:
             result.unverified.append(path)
         elif not same:
@@ -178,7 +178,7 @@ def _walk(root: Path, result: WorkspaceDiff) -> dict[str, _Entry]:
     while stack:
         rel = stack.pop()
         try:
-            with os.scandir(root / rel if rel else root) as entries:
+            with os.scandir(os.path.join(root, rel)) as entries:
                 listing = list(entries)
         except OSError as exc:
             _unlisted(result, f"{rel or '.'} could not be listed ({exc.strerror or exc})")
@@ -216,7 +216,7 @@ def _unlisted(result: WorkspaceDiff, why: str) -> None:
         result.unlisted = why
 
 
-def _open(path: Path) -> int:
+def _open(path: Path | str) -> int:
     return os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
 
 
@@ -239,7 +239,7 @@ def _link(path: Path) -> bytes | None:
         return None
 
 
-def _same_bytes(a: Path, b: Path, budget: _Budget) -> bool | None:
+def _same_bytes(a: str, b: str, budget: _Budget) -> bool | None:
     """Whether two files of one size hold the same bytes, read in chunks; None when it could
     not be told (a budget ran out, a file could not be opened)."""
     try:
