@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     root = Path(args.root)
     if args.against is not None:
         return _against(args, root)
-    main_history = ()
+    main_history: list = []
     if args.main_history:
         if not (root / args.main_history).is_dir():
             raise UserError("expected a folder of the default branch's run summaries "

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     importer = FORMATS[args.format]
     today = parse_day(args.today, field="--today")
     src = Path(args.src)
-    options = {}
+    options: dict[str, object] = {}
     if args.mirror and args.format != "swe-bench":
         raise UserError("only the swe-bench format fetches repositories", field="--mirror")
     for option, value in (("--env-spec", args.env_spec), ("--wheels", args.wheels)):

@@ -275,7 +275,9 @@ def environment_for(instance: dict, specs: dict[tuple[str, str], EnvSpec],
     spec = specs.get((instance["repo"], version)) if version else None
     if spec is None:
         return None
-    todo, requirements, origin = [], [], "no requirements file"
+    todo: list[str] = []
+    requirements: list[str] = []
+    origin = "no requirements file"
     if spec.packages == "requirements.txt":
         commit = instance.get("environment_setup_commit") or instance["base_commit"]
         if not isinstance(commit, str) or not COMMIT.fullmatch(commit):

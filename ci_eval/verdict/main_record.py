@@ -148,7 +148,8 @@ def judge_task(verdict: TaskVerdict, record: MainRecord | None, control_passes: 
     judged = (control.judge_task(verdict, control_passes, control_runs, rules) if control_runs
               else verdict)
     if (record is None or record.runs <= 0 or not verdict.gated or not verdict.runs
-            or verdict.status not in control.RATE_STATUSES or not verdict.baseline_runs):
+            or verdict.status not in control.RATE_STATUSES or not verdict.baseline_runs
+            or verdict.baseline_rate is None):
         return judged
     ref = reference(verdict.baseline_passes or 0, verdict.baseline_runs, record)
     passes = verdict.passes or 0
