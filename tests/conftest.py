@@ -45,6 +45,12 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 # once here, as pip does for an installed ci-eval; the folders init and new-task copy stay source.
 compileall.compile_dir(REPO_ROOT / "ci_eval", quiet=2,
                        rx=re.compile(r"[/\\](templates|tasks[/\\]template)([/\\]|$)"))
+# pytest keeps its assert-rewritten test modules (tests/__pycache__/*-pytest-*.pyc) only where
+# bytecode may be written: under PYTHONDONTWRITEBYTECODE=1 each worker rewrote every test file
+# again at each start (about 12 CPU s). Allowed while the test files are collected; the tests run
+# with the caller's setting again (pytest_collection_finish).
+_DONT_WRITE_BYTECODE = sys.dont_write_bytecode
+sys.dont_write_bytecode = False
 # tests/fixtures holds sample projects with tests of their own (importer sources): not ours to run
 collect_ignore = ["fixtures"]
 
@@ -253,6 +259,10 @@ def pytest_runtest_makereport(item, call):
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: left out of the fast tier, pytest -m 'not slow' "
                             "(tests/slow_tests.txt and tests/long_tests.txt)")
+
+
+def pytest_collection_finish(session):
+    sys.dont_write_bytecode = _DONT_WRITE_BYTECODE
 
 
 def pytest_collection_modifyitems(config, items):
