@@ -150,7 +150,7 @@ def _make_task(
     return task
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def make_task():
     """The task-folder builder; see _make_task for the arguments."""
     return _make_task
@@ -160,6 +160,13 @@ def make_task():
 def valid_metadata():
     """A function returning a fresh dict of valid metadata.json content."""
     return valid_metadata_dict
+
+
+def copy_of(built: Path, target: Path) -> Path:
+    """A copy of a repo root a module-scoped fixture built once (runs and all), for a test that
+    may change it: copying costs milliseconds where building it ran the CLI."""
+    shutil.copytree(built, target, symlinks=True)
+    return target
 
 
 @pytest.fixture
@@ -185,7 +192,7 @@ def _cli_env(extra: dict | None) -> dict:
     return env
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")  # stateless: a module-scoped fixture may build with it too
 def cli(tmp_path_factory):
     """Run the real CLI: cli("list", "--json", cwd=root) -> subprocess.CompletedProcess."""
 
