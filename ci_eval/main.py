@@ -102,7 +102,23 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}{hint}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def named_command(argv: list[str]) -> str | None:
+    """The subcommand argv names when nothing but --root comes before it; None otherwise (no
+    subcommand, --help, --version, an unknown word or option: the whole parser answers those)."""
+    names = {name for name, _ in COMMANDS}
+    words = iter(argv)
+    for word in words:
+        if word == "--root":
+            next(words, None)
+        elif not word.startswith("--root="):
+            return word if word in names else None
+    return None
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """Every subcommand's parser; with argv naming one (named_command), only that one, so that a
+    start imports one command module, not all of them."""
+    chosen = named_command(argv) if argv is not None else None
     parser = _Parser(
         prog="ci-eval",
         description="Run golden tasks through a coding agent, score them with deterministic "
@@ -114,8 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
                      + ", ".join(ACTION_STEPS) + ".")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for _name, module_name in COMMANDS:
-        importlib.import_module(module_name).add_parser(sub)  # a missing module is a bug: loud
+    for name, module_name in COMMANDS:
+        if chosen in (None, name):
+            importlib.import_module(module_name).add_parser(sub)  # a missing module is a bug: loud
     return parser
 
 
@@ -182,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     """main, writing to streams that mask secrets (ci_eval/output.py)."""
     try:
-        args = build_parser().parse_args(argv)  # usage errors: SystemExit(2), passed through
+        words = sys.argv[1:] if argv is None else argv
+        args = build_parser(words).parse_args(words)  # usage errors: SystemExit(2), passed through
         problem = platform_problem(getattr(args, "command", None), sys.platform)
         if problem:
             raise UserError(f"{problem}; nothing was run")

@@ -45,6 +45,12 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 # once here, as pip does for an installed ci-eval; the folders init and new-task copy stay source.
 compileall.compile_dir(REPO_ROOT / "ci_eval", quiet=2,
                        rx=re.compile(r"[/\\](templates|tasks[/\\]template)([/\\]|$)"))
+# pytest keeps its assert-rewritten test modules (tests/__pycache__/*-pytest-*.pyc) only where
+# bytecode may be written: under PYTHONDONTWRITEBYTECODE=1 each worker rewrote every test file
+# again at each start (about 12 CPU s). Allowed while the test files are collected; the tests run
+# with the caller's setting again (pytest_collection_finish).
+_DONT_WRITE_BYTECODE = sys.dont_write_bytecode
+sys.dont_write_bytecode = False
 # tests/fixtures holds sample projects with tests of their own (importer sources): not ours to run
 collect_ignore = ["fixtures"]
 
@@ -144,7 +150,7 @@ def _make_task(
     return task
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def make_task():
     """The task-folder builder; see _make_task for the arguments."""
     return _make_task
@@ -154,6 +160,13 @@ def make_task():
 def valid_metadata():
     """A function returning a fresh dict of valid metadata.json content."""
     return valid_metadata_dict
+
+
+def copy_of(built: Path, target: Path) -> Path:
+    """A copy of a repo root a module-scoped fixture built once (runs and all), for a test that
+    may change it: copying costs milliseconds where building it ran the CLI."""
+    shutil.copytree(built, target, symlinks=True)
+    return target
 
 
 @pytest.fixture
@@ -179,7 +192,7 @@ def _cli_env(extra: dict | None) -> dict:
     return env
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")  # stateless: a module-scoped fixture may build with it too
 def cli(tmp_path_factory):
     """Run the real CLI: cli("list", "--json", cwd=root) -> subprocess.CompletedProcess."""
 
@@ -253,6 +266,10 @@ def pytest_runtest_makereport(item, call):
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: left out of the fast tier, pytest -m 'not slow' "
                             "(tests/slow_tests.txt and tests/long_tests.txt)")
+
+
+def pytest_collection_finish(session):
+    sys.dont_write_bytecode = _DONT_WRITE_BYTECODE
 
 
 def pytest_collection_modifyitems(config, items):

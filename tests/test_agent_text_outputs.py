@@ -13,6 +13,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
+from conftest import copy_of
 
 from ci_eval.render.inert import terminal_text
 from ci_eval.render.junit import Case, render_cases
@@ -36,8 +37,11 @@ AGENT = ("import shutil, sys\n"
 WORKFLOW_COMMAND = re.compile(r"^\s*(::|##\[)", re.MULTILINE)
 
 
-@pytest.fixture
-def recorded(cli, repo_root, make_task, tmp_path):
+@pytest.fixture(scope="module")
+def recorded_once(cli, make_task, tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("recorded")
+    repo_root = tmp_path / "repo"
+    (repo_root / "tasks").mkdir(parents=True)
     make_task(repo_root, "task-001-calc", checks=CHECKS, metadata={"requires": ["pytest"]},
               repo_state={"calc.py": CODE, "tests/test_calc.py": TESTS},
               solution="sed -i 's/a - b/a + b/' calc.py\n")
@@ -49,6 +53,11 @@ def recorded(cli, repo_root, make_task, tmp_path):
     record = json.loads((repo_root / "results" / "task-001-calc.jsonl").read_text())
     assert record["status"] == "fail" and "\x1b[31mred" in record["reason"], record
     return repo_root
+
+
+@pytest.fixture
+def recorded(recorded_once, tmp_path):
+    return copy_of(recorded_once, tmp_path / "repo")
 
 
 def test_report_junit_parses_and_keeps_the_text_escaped(cli, recorded):

@@ -4,19 +4,28 @@
 from __future__ import annotations
 
 import pytest
+from conftest import copy_of
 from fake_github import fake_github, github_pr_7  # noqa: F401 - the fixtures
 from test_github_gate import BROKEN_SOLUTION, REPO, actions_env, write_baseline
 
 from ci_eval.github.comment_policy import COMMENT_POLICIES, may_create
 
 
-@pytest.fixture
-def passing(repo_root, make_task, cli):
+@pytest.fixture(scope="module")
+def passing_once(tmp_path_factory, make_task, cli):
     """One task, a 40/40 baseline, 3 passing runs: the gate passes, nothing changed."""
+    repo_root = tmp_path_factory.mktemp("passing") / "repo"
+    (repo_root / "tasks").mkdir(parents=True)
     make_task(repo_root, "task-001-steady")
     write_baseline(repo_root, ["task-001-steady"])
     assert cli("run", "--agent", "reference", "-k", "3", cwd=repo_root).returncode == 0
     return repo_root
+
+
+@pytest.fixture
+def passing(passing_once, tmp_path):
+    """passing_once's repo, a copy of its own for each test."""
+    return copy_of(passing_once, tmp_path / "repo")
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import copy_of
 from fake_github import fake_github, with_pull_request_7  # noqa: F401 - the fixture
 
 from ci_eval.github import actions, context
@@ -27,9 +28,10 @@ def write_baseline(root, task_ids, passes=40, runs=40):
     (root / "baseline.json").write_text(dumps_baseline(Baseline("reference", entries)))
 
 
-@pytest.fixture
-def sharded(repo_root, make_task, cli):
+@pytest.fixture(scope="module")
+def sharded_once(tmp_path_factory, make_task, cli):
     """Two tasks with 40/40 baselines, run in two shards; task-002's solution is now broken."""
+    repo_root = tmp_path_factory.mktemp("sharded") / "repo"
     make_task(repo_root, "task-001-fine")
     make_task(repo_root, "task-002-broken")
     write_baseline(repo_root, ["task-001-fine", "task-002-broken"])
@@ -39,6 +41,12 @@ def sharded(repo_root, make_task, cli):
                   f"results/shard-{shard}", cwd=repo_root)
         assert ran.returncode == 0, ran.stderr
     return repo_root
+
+
+@pytest.fixture
+def sharded(sharded_once, tmp_path):
+    """sharded_once's repo, a copy of its own for each test."""
+    return copy_of(sharded_once, tmp_path / "repo")
 
 
 def actions_env(tmp_path, fake, *, event_name="pull_request", pr=7, head_repo=REPO, api=None):

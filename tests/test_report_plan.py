@@ -8,15 +8,19 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import copy_of
 from fake_github import fake_github, with_pull_request_7  # noqa: F401 - the fixture
 from test_github_gate import REPO, actions_env, read_outputs
 
 from ci_eval.results import setup_problem
 
 
-@pytest.fixture
-def planned(repo_root, make_task, cli, tmp_path):
+@pytest.fixture(scope="module")
+def planned_once(tmp_path_factory, make_task, cli):
     """Two tasks, no baseline; the plan for two shards, and only shard 1 ran."""
+    tmp_path = tmp_path_factory.mktemp("planned")
+    repo_root = tmp_path / "repo"
+    (repo_root / "tasks").mkdir(parents=True)
     make_task(repo_root, "task-001-alpha")
     make_task(repo_root, "task-002-beta")
     output = tmp_path / "plan-output"
@@ -28,6 +32,13 @@ def planned(repo_root, make_task, cli, tmp_path):
               "results/shard-1", cwd=repo_root)
     assert ran.returncode == 0, ran.stderr
     return repo_root, plan
+
+
+@pytest.fixture
+def planned(planned_once, tmp_path):
+    """planned_once's repo (a copy of its own for each test) and its plan."""
+    built, plan = planned_once
+    return copy_of(built, tmp_path / "repo"), plan
 
 
 def test_a_missing_shard_makes_its_tasks_inconclusive_and_fails(planned, cli, fake_github,

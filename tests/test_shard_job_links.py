@@ -10,7 +10,7 @@ import json
 import pytest
 from fake_github import fake_github, github_pr_7  # noqa: F401 - the fixtures
 from test_github_gate import REPO, actions_env
-from test_report_plan import planned  # noqa: F401 - the fixture
+from test_report_plan import planned, planned_once  # noqa: F401 - the fixtures
 
 from ci_eval.github.context import Context
 from ci_eval.github.jobs import ShardJob, match_shard_jobs, shard_jobs
