@@ -8,7 +8,7 @@ import datetime as dt
 
 from fake_github import fake_github, with_pull_request_7  # noqa: F401 - the fixture
 from test_github_gate import (  # noqa: F401 - the fixture
-    BROKEN_SOLUTION, REPO, actions_env, sharded, write_baseline)
+    BROKEN_SOLUTION, REPO, actions_env, sharded, sharded_once, write_baseline)
 
 from ci_eval.results import history
 
