@@ -58,12 +58,13 @@ def test_the_control_arm_is_pooled_with_the_record_unless_below_it():
 
 
 def _summary(day: int, passes: int, runs: int = 5, *, baseline=(36, 40), agent="claude",
-             judged: bool = True) -> RunSummary:
+             judged: bool = True, harness: str | None = None) -> RunSummary:
     extra = ({"drifted": passes * 10 < runs * 6, "baseline_passes": baseline[0],
               "baseline_runs": baseline[1]} if judged else {})
     return RunSummary(date=f"2026-11-{day:02d}", recorded_at=f"2026-11-{day:02d}T10:00:00Z",
                       commit=None, agent=agent, ci_eval_version="0",
-                      tasks={TASK: TaskRecord(TASK, runs, passes, 0, runs, **extra)})
+                      tasks={TASK: TaskRecord(TASK, runs, passes, 0, runs, **extra)},
+                      harness={"digest": harness, "files": None} if harness else None)
 
 
 def test_the_record_pools_the_newest_pushes_judged_against_the_same_baseline():
@@ -85,6 +86,18 @@ def test_records_of_another_baseline_agent_or_none_are_not_used(other):
     history = [_summary(18, 5), _summary(19, 0, runs, **other)]
     record = main_record.record_of(history, TASK, 36, 40, agent="claude", today=TODAY)
     assert record == MainRecord(5, 5, 1)
+
+
+def test_only_runs_with_the_harness_of_main_s_newest_run_are_pooled():
+    # main solved the task until a merged PR changed CLAUDE.md; its runs since then are main now
+    history = [_summary(12, 5, harness="a" * 64), _summary(13, 5, harness="a" * 64),
+               _summary(14, 1, harness="b" * 64), _summary(15, 0),  # a run that records none
+               _summary(16, 2, harness="b" * 64)]
+    record = main_record.record_of(history, TASK, 36, 40, agent="claude", today=TODAY)
+    assert record == MainRecord(3, 15, 3)  # days 14-16: the older harness's 10/10 left out
+    unrecorded = [_summary(12, 5), _summary(13, 1, harness="a" * 64)]
+    assert main_record.record_of(unrecorded, TASK, 36, 40, agent="claude",
+                                 today=TODAY) == MainRecord(6, 10, 2)
 
 
 def test_a_record_older_than_the_limit_is_not_used():

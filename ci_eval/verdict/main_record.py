@@ -9,8 +9,9 @@ since main's last push, a task the record lacks).
 
   record_of   main's passes/runs of a task over its last `pushes` recorded runs that judged it
               against the SAME baseline counts (a refreshed baseline starts it anew), by the
-              same agent, none older than `max_age_days` days: older or foreign evidence is
-              not main now;
+              same agent with the harness of main's newest such run (a merged harness change
+              starts it anew), none older than `max_age_days` days: older or foreign
+              evidence is not main now;
   reference   the reference rate a PR's task is screened and judged against (it takes the place
               of the baseline's rate in control.next_step / control.arm_status): the baseline
               pooled with the record while the record is not below it (one-sided Fisher p >=
@@ -102,20 +103,25 @@ def record_of(summaries: Sequence[RunSummary], task: str, baseline_passes: int,
               max_age_days: int = RECORD_MAX_AGE_DAYS) -> MainRecord | None:
     """Main's record of `task` (oldest-first `summaries` of the default branch), or None when
     no usable run has it. A run counts when it judged the task against a baseline of exactly
-    these counts (its `baseline` field), was made by `agent` (when given) and is at most
-    `max_age_days` old; the newest `pushes` such runs are pooled."""
+    these counts (its `baseline` field), was made by `agent` (when given), with the harness
+    of the newest such run (when both record one: runs before a merged harness change are
+    another agent) and is at most `max_age_days` old; the newest `pushes` such runs are
+    pooled."""
     if pushes < 1 or max_age_days < 0:
         raise ValueError("pushes must be >= 1 and max_age_days >= 0")
     oldest = today - dt.timedelta(days=max_age_days)
     usable = []
+    harness = None  # the digest of the newest usable run's harness
     for summary in reversed(summaries):
         record = summary.tasks.get(task)
         if (record is None or record.drifted is None or record.runs <= 0
                 or (record.baseline_passes, record.baseline_runs)
                 != (baseline_passes, baseline_runs)
                 or (agent is not None and summary.agent != agent)
-                or dt.date.fromisoformat(summary.date) < oldest):
+                or dt.date.fromisoformat(summary.date) < oldest
+                or harness is not None and harness_digest(summary) not in (None, harness)):
             continue
+        harness = harness or harness_digest(summary)
         usable.append(record)
         if len(usable) == pushes:
             break
@@ -123,6 +129,10 @@ def record_of(summaries: Sequence[RunSummary], task: str, baseline_passes: int,
         return None
     return MainRecord(sum(r.passes for r in usable), sum(r.runs for r in usable), len(usable))
 
+
+def harness_digest(summary: RunSummary) -> str | None:
+    digest = (summary.harness or {}).get("digest")
+    return digest if isinstance(digest, str) else None
 
 
 def control_evidence(control_passes: int, control_runs: int,
