@@ -20,6 +20,7 @@ from ci_eval.grading.testids import TestRow, verification_rows
 from ci_eval.run.checks.scoring import CheckOutcome
 from ci_eval.run.grade import Graded, graded, load_grading
 from ci_eval.run.runners import LocalRunner, Runner
+from ci_eval.run.sandbox import cancellation
 from ci_eval.run.sandbox.isolation import Isolation
 from ci_eval.run.sandbox.views import TEMP_PREFIX
 from ci_eval.run.workspace.build import WorkspaceError, WorkspaceFactory, remove_tree
@@ -95,6 +96,10 @@ def verify_tasks(tasks: list[Task], isolation: Isolation, checks_env: tuple[str,
             plans[-1].submit(pool)
         for plan in plans:
             yield plan.finish()
+    except KeyboardInterrupt:  # ^C: the runs in flight are killed (a container with its client)
+        cancellation.request()
+        cancellation.kill_running()
+        raise
     finally:  # stopped early (an error, ^C): the runs not started are not started
         pool.shutdown(wait=True, cancel_futures=True)
         for plan in plans:
