@@ -93,3 +93,18 @@ def assert_bad_input(result, *needles: str) -> str:
     for needle in needles:
         assert needle in lines[0], f"{needle!r} not in stderr\n{detail}"
     return lines[0]
+
+
+NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+
+
+def nobody_python() -> str | None:
+    """A Python >= 3.10 that user nobody can run in a user namespace (the one running the tests
+    may sit in /root)."""
+    for candidate in (sys.executable, "/usr/bin/python3", "/usr/local/bin/python3"):
+        probe = subprocess.run([*NOBODY, "unshare", "--user", "--map-root-user", candidate, "-c",
+                                "import sys; assert sys.version_info >= (3, 10)"],
+                               capture_output=True, check=False)
+        if probe.returncode == 0:
+            return candidate
+    return None

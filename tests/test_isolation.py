@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from harness_helpers import cli, live_pids_with, read_lines, write_task
+from harness_helpers import NOBODY, cli, live_pids_with, nobody_python, read_lines, write_task
 
 from ci_eval.run.sandbox import isolation, views
 
@@ -246,25 +246,13 @@ def test_sandbox_without_mount_setattr_falls_back_to_one_remount_per_mount(tmp_p
     assert not (home / ".ci-eval-x").exists()
 
 
-NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
-
-
-def _nobody_python() -> str | None:
-    """A Python >= 3.10 that user nobody can run (the one running the tests may sit in /root)."""
-    for candidate in (sys.executable, "/usr/bin/python3", "/usr/local/bin/python3"):
-        probe = subprocess.run([*NOBODY, "unshare", "--user", "--map-root-user", candidate, "-c",
-                                "import sys; assert sys.version_info >= (3, 10)"],
-                               capture_output=True, check=False)
-        if probe.returncode == 0:
-            return candidate
-    return None
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
                     reason="needs root to become nobody")
 def test_sandbox_as_non_root_in_a_user_namespace():
     """What a non-root harness gets: unshare --user --map-root-user, overlayfs with userxattr."""
-    python = _nobody_python()
+    python = nobody_python()
     if python is None:
         pytest.skip("no Python that nobody can run in a user namespace here")
     base = Path(tempfile.mkdtemp(prefix="isolation-test-nobody-"))  # tmp_path is closed to nobody

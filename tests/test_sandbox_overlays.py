@@ -18,13 +18,13 @@ import uuid
 from pathlib import Path
 
 import pytest
+from harness_helpers import NOBODY, nobody_python
 
 from ci_eval.run.sandbox import isolation, views
 
 PROGRAM = Path(isolation.__file__).with_name("sandbox_program.py")
 needs_sandbox = pytest.mark.skipif(not isolation.detect().agent_sandboxed,
                                    reason="no agent sandbox on this machine")
-NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
 
 
 def _sandbox(base: Path, script: str, *, program: list[str], user: list[str] = (),
@@ -73,21 +73,11 @@ def test_tmp_overlay_keeps_its_upper_layer_in_memory_out_of_the_run_folder():
         shutil.rmtree(base, ignore_errors=True)
 
 
-def _nobody_python() -> str | None:
-    for candidate in (sys.executable, "/usr/bin/python3", "/usr/local/bin/python3"):
-        probe = subprocess.run([*NOBODY, "unshare", "--user", "--map-root-user", candidate, "-c",
-                                "import sys; assert sys.version_info >= (3, 10)"],
-                               capture_output=True, check=False)
-        if probe.returncode == 0:
-            return candidate
-    return None
-
-
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
                     reason="needs root to become nobody")
 def test_tmp_overlay_in_memory_in_a_user_namespace():
     """A non-root harness: the tmpfs and the overlay (userxattr) made as mapped root."""
-    python = _nobody_python()
+    python = nobody_python()
     if python is None:
         pytest.skip("no Python that nobody can run in a user namespace here")
     base = Path(tempfile.mkdtemp(prefix="overlay-test-nobody-", dir="/tmp"))
