@@ -67,13 +67,13 @@ def run(args: argparse.Namespace) -> int:
     from ci_eval.github import context
     from ci_eval.output import emit
     from ci_eval.render.compare import render, verdict_line
-    from ci_eval.results.history import load_history
+    from ci_eval.results.history import RunSummary, load_history
     from ci_eval.verdict.assemble import build_verdict
 
     root = Path(args.root)
     if args.against is not None:
         return _against(args, root)
-    main_history: list = []
+    main_history: list[RunSummary] = []
     if args.main_history:
         if not (root / args.main_history).is_dir():
             raise UserError("expected a folder of the default branch's run summaries "
