@@ -10,13 +10,17 @@ Exit codes:
      printed as one line (naming the path, for an OSError); set CI_EVAL_DEBUG=1 for the
      traceback. Never 1, so a crash is not mistaken for a regression.
   130  interrupted (Ctrl-C)
+  143  terminated (SIGTERM, as a CI runner cancelling the job sends it): the same clean stop as
+       Ctrl-C (runs and checks in flight killed, temporary folders removed)
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -26,6 +30,31 @@ from ci_eval.errors import EXIT_BAD_INPUT, UserError
 from ci_eval.output import MaskedStream, add_environment_secrets
 
 EXIT_INTERNAL = 3  # an unexpected exception (a bug): see the module docstring
+EXIT_INTERRUPTED, EXIT_TERMINATED = 130, 128 + signal.SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread: a KeyboardInterrupt, so that every clean-up a
+    command does for Ctrl-C (killing what runs, removing its folders) runs for it too."""
+
+
+def _raise_terminated(_signum, _frame) -> None:
+    raise Terminated
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """While a command runs, SIGTERM raises Terminated (the previous handler back after; in a
+    thread other than the main one, where handlers cannot be set, nothing changes)."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 DEBUG_ENV = "CI_EVAL_DEBUG"
 
 # (subcommand, module). Each module defines add_parser(subparsers) and run(args) -> int. In the
@@ -205,13 +234,17 @@ def _main(argv: list[str] | None) -> int:
         if problem:
             raise UserError(f"{problem}; nothing was run")
         resolve_root(args)
-        return int(args.handler(args) or 0)
+        with _sigterm_as_interrupt():
+            return int(args.handler(args) or 0)
     except UserError as exc:
         print(f"ci-eval: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except Terminated:
+        print("ci-eval: terminated (SIGTERM)", file=sys.stderr)
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         print("ci-eval: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
     except Exception as exc:  # noqa: BLE001 - the last resort: exit 3, never a traceback

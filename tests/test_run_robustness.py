@@ -115,25 +115,35 @@ def test_sigint_during_the_first_runs_records_nothing_bogus(tmp_path):
     assert live_pids_with(marker) == []
 
 
-def test_sigint_stops_verify_without_waiting_for_the_checks_in_flight(tmp_path):
-    """verify -j 2 judges two states at once, each checks run sleeping 60 s: ^C kills them,
-    it does not wait them out."""
+@pytest.mark.parametrize("signum, code, said", [(signal.SIGINT, 130, "interrupted"),
+                                               (signal.SIGTERM, 143, "terminated (SIGTERM)")])
+def test_a_signal_stops_verify_without_waiting_for_the_checks_in_flight(tmp_path, signum, code,
+                                                                         said):
+    """verify -j 2 judges two states at once, each checks run sleeping 60 s: ^C, or the SIGTERM
+    a CI runner sends when the job is cancelled, kills them (it does not wait them out) and
+    removes verify's temporary folders."""
     repo = tmp_path / "repo"
+    temp = tmp_path / "tmp"
+    temp.mkdir()
     marker = f"{time.time_ns() % 10**6}{os.getpid()}"
     write_task(repo, checks=f"import subprocess\nsubprocess.run(['sleep', '60.{marker}'])\n")
     proc = subprocess.Popen([sys.executable, "-m", "ci_eval", "verify", "-j", "2"], cwd=repo,
+                            env={**os.environ, "TMPDIR": str(temp)},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         started = time.monotonic()
         while len(live_pids_with(marker)) < 2 and time.monotonic() < started + 60:
             time.sleep(0.05)
         assert len(live_pids_with(marker)) == 2, proc.stderr.read() if proc.poll() else ""
-        _, stderr, elapsed = _signal_and_wait(proc, signal.SIGINT)
+        assert list(temp.iterdir())  # verify's folders exist while it runs
+        _, stderr, elapsed = _signal_and_wait(proc, signum)
     finally:
         _reap(proc)
-    assert proc.returncode == 130 and "interrupted" in stderr, stderr
+    assert proc.returncode == code and said in stderr, stderr
+    assert "Traceback" not in stderr, stderr
     assert elapsed < 10, elapsed
     assert live_pids_with(marker) == []
+    assert list(temp.iterdir()) == []
 
 
 # --- a workspace that cannot be built ----------------------------------------------------------
