@@ -25,9 +25,10 @@ import time
 import venv
 from pathlib import Path
 
+from cache_folder import CACHE  # ~/.cache/ci-eval-tests, or $CI_EVAL_TESTS_CACHE
+
 from ci_eval.agents.presets import PRESETS
 
-CACHE = Path(os.environ.get("CI_EVAL_TEST_CACHE", Path.home() / ".cache" / "ci-eval-tests"))
 # The pins are the presets' own (their `install`, what init writes into a team's workflows):
 # the tests verify the versions teams are given. program: package spec
 INSTALLS = {name: preset.install for name, preset in PRESETS.items()}

@@ -12,7 +12,7 @@ the `model:` that mini-swe-agent needs), with a `pricing:` row where the tool re
 (codex, gemini, qwen-code). openhands (its workflow sets up Python 3.12 first: the setup-python
 stand-in puts the host's on PATH) reaches the fake through its entry's `base_url:` too.
 
-The installs go to ~/.cache/ci-eval-tests/init-agents/PRESET ($CI_EVAL_TEST_CACHE if set) through the step's
+The installs go to ~/.cache/ci-eval-tests/init-agents/PRESET ($CI_EVAL_TESTS_CACHE if set) through the step's
 CI_EVAL_AGENT_PREFIX and are reused while they hold the pinned version (the step's version
 check: under a second). A fresh machine installs them itself, from the registries, with npm's and
 pip's download caches under ~/.cache/ci-eval-tests/ (npm-cache, pip-cache) so that a changed pin
@@ -40,7 +40,7 @@ INSTALLS = {name: preset.install for name, preset in PRESETS.items()}
 
 api = act_helpers.api  # the loopback GitHub fixture, shared by the act tests
 
-TEST_CACHE = real_clis.CACHE  # ~/.cache/ci-eval-tests, or $CI_EVAL_TEST_CACHE
+TEST_CACHE = real_clis.CACHE  # ~/.cache/ci-eval-tests, or $CI_EVAL_TESTS_CACHE
 CACHE = TEST_CACHE / "init-agents"
 NEEDS = {"npm": ("npm", "node"), "pip": ("python3",)}
 REGISTRY_ENV = ("NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
