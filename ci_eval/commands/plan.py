@@ -110,7 +110,7 @@ def idle_reason_of(root, baseline: str | None) -> str:
         return ""
     watched = watched_paths(root, baseline or BASELINE_FILE)
     changed, why = changed_paths(ctx) if watched is not None else (None, "")
-    if changed is None:
+    if changed is None or watched is None:
         print("ci-eval: every task runs (" + (f"the pull request's files are not known: {why}"
               if watched is not None else "what the default agent depends on is not known: a "
               "command agent without harness:, or no default_agent") + ")", file=sys.stderr)

@@ -79,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.json:
         sys.stdout.write(text)
+    assert repository and base  # pull_request_target(required=True) refused them missing
     gh = client.make_client()
     try:
         outcome = archive_pr.propose_archive(root, gh, repository, plan, base=base,

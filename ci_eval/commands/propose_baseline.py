@@ -88,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
     if args.no_pr:
         sys.stdout.write(body)
         return 0
+    assert repository and base  # pull_request_target(required=True) refused them missing
     proposal = pulls.Proposal(
         branch=args.branch, base=base,
         title=f"ci-eval: refresh baselines ({len(changed)} task(s), agent {after.agent})",

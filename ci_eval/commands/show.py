@@ -40,7 +40,8 @@ def pick_run(records: list[dict], run_no: int | None) -> dict | None:
     if run_no is not None:
         return next((r for r in records if r["run"] == run_no), None)
     failing = [r for r in records if r["status"] != "pass"]
-    return (failing or records or [None])[-1]
+    chosen = failing or records
+    return chosen[-1] if chosen else None
 
 
 def run(args: argparse.Namespace) -> int:

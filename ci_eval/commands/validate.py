@@ -64,8 +64,8 @@ def run(args: argparse.Namespace) -> int:
         for problem in found:
             print(problem, file=sys.stderr)
         problems += len(found)
-    for problem in config_problems:
-        print(problem, file=sys.stderr)
+    for config_problem in config_problems:
+        print(config_problem, file=sys.stderr)
         problems += 1
     invalid = sum(1 for found in report.values() if found)
     print(

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
-from typing import NamedTuple
+from typing import NamedTuple, TypeGuard
 
 from ci_eval.results import stats
 from ci_eval.results.records import RunStatus
@@ -217,7 +217,7 @@ def _criteria(value: object) -> tuple[str, ...]:
     return tuple(dict.fromkeys(v for v in value if isinstance(v, str)))
 
 
-def _count(value: object) -> bool:
+def _count(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
@@ -298,7 +298,7 @@ def summarize(task: str, records: list[dict] | TaskRows, k: int | None = None, *
         mean_wall_seconds=stats.mean(walls),
         p95_wall_seconds=stats.percentile(walls, 95),
         total_cost_usd=math.fsum(costs) if costs else None,
-        error_reasons=tuple(row.raw_reason for row in rows if row.status == "error"),
+        error_reasons=tuple(str(row.raw_reason) for row in rows if row.status == "error"),
         agents=tuple(sorted(runs.agents)),
         failure_reasons=tuple(Counter(row.reason for row in rows  # set on every run not passed
                                       if row.status != "pass" and row.reason is not None)

@@ -100,11 +100,13 @@ class Runners:
         return name
 
     def for_task(self, task: Task) -> Runner:
-        if self.name_for(task) == "docker":
-            if self._docker is None:
-                self._docker = DockerRunner(self.log_dir)
-            return self._docker
-        return self.local
+        return self.docker_runner() if self.name_for(task) == "docker" else self.local
+
+    def docker_runner(self) -> DockerRunner:
+        """The one docker runner of the invocation, made when first needed."""
+        if self._docker is None:
+            self._docker = DockerRunner(self.log_dir)
+        return self._docker
 
     @classmethod
     def of(cls, isolation: Isolation, log_dir: Path | None, chosen: str | None,
@@ -124,5 +126,5 @@ class Runners:
                     raise UserError(str(exc), path=task.metadata_path, field="repo") from None
         docker_tasks = [t for t in tasks if self.name_for(t) == "docker"]
         if docker_tasks:
-            self.for_task(docker_tasks[0]).prepare(
+            self.docker_runner().prepare(
                 docker_tasks, lambda task, image: progress and progress(describe(task, image)))
