@@ -81,8 +81,9 @@ class Plan:
                 return Candidate(key, decide.TIMED_OUT, probe.problem[:300])
             if probe.outcomes is None:
                 return Candidate(key, decide.NO_EVIDENCE, probe.problem[:300])
-        judged = decide.judge_mutant([p.outcomes for p in original],
-                                     [p.outcomes for p in at_base])
+        judged = decide.judge_mutant(  # every probe has outcomes here (checked above)
+            [p.outcomes for p in original if p.outcomes is not None],
+            [p.outcomes for p in at_base if p.outcomes is not None])
         if judged.reason:
             return Candidate(key, judged.reason, judged.detail[:300])
         source = (self.tree / planned.path).read_text(encoding="utf-8")
@@ -106,14 +107,15 @@ class Plan:
     def negatives(self, planned: Planned, gated: list[str]) -> dict[str, bytes]:
         """The function's other mutants that break some of the task's tests in every run:
         each as a patch from this mutant's file to that one's."""
-        found = {}
+        found: dict[str, bytes] = {}
         gated_set = set(gated)
         for key, probes in self.group_probes(planned.group).items():
             other = self.planned[key]
-            if key == planned.key or any(p.outcomes is None for p in probes):
+            runs = [p.outcomes for p in probes if p.outcomes is not None]
+            if key == planned.key or len(runs) < len(probes):
                 continue
-            broken = [{t for t, o in p.outcomes.items() if o in decide.RED and t in gated_set}
-                      | {t for t in gated_set if t not in p.outcomes} for p in probes]
+            broken = [{t for t, o in run.items() if o in decide.RED and t in gated_set}
+                      | {t for t in gated_set if t not in run} for run in runs]
             if all(broken) and len(found) < MAX_NEGATIVES:
                 name = f"{other.mutant.operator}-line{other.mutant.line}-{key[2:8]}.patch"
                 found[name] = file_patch(planned.path, planned.mutant.source,
