@@ -93,7 +93,8 @@ def harness_digest(summary: RunSummary) -> str | None:
 
 
 def _columns(summaries: Sequence[RunSummary]) -> list[dict]:
-    columns, previous = [], None
+    columns: list[dict] = []
+    previous: tuple[str | None, str | None] | None = None
     for index, s in enumerate(summaries, 1):
         counts = [c for c in (_counts(r) for r in s.tasks.values()) if c is not None]
         passes, runs = sum(c[0] for c in counts), sum(c[1] for c in counts)
@@ -124,7 +125,7 @@ def _reference(task: str, baseline: Baseline | None, earlier: list[tuple[int, in
 
 def _change(reference, recent: list[tuple[int, int]]) -> dict:
     passes, runs = sum(p for p, _ in recent), sum(r for _, r in recent)
-    change = {"recent_passes": passes, "recent_runs": runs, "reference": None,
+    change: dict[str, object] = {"recent_passes": passes, "recent_runs": runs, "reference": None,
               "reference_rate": None, "delta": None, "p_value": None, "verdict": "unknown"}
     if reference is None or not runs:
         return change
@@ -149,7 +150,7 @@ def _baseline_index(task: str, baseline: Baseline | None, dates: list[str]) -> i
 
 def _cell(counts: tuple[int, int, int] | None, record: TaskRecord | None,
           before: tuple[int, int]):
-    if counts is None:
+    if counts is None or record is None:  # counts come from a record
         return None if record is None else {"unreadable": True}
     passes, runs, errors = counts
     attempts = runs + errors
@@ -222,10 +223,11 @@ def _task_row(task: str, summaries: Sequence[RunSummary], baseline: Baseline | N
 
 def _drift_point(record: TaskRecord | None) -> dict | None:
     counts = _counts(record)
-    if counts is None or record.drifted is None or not counts[1]:
+    if record is None or counts is None or record.drifted is None or not counts[1]:
         return None
     base_passes, base_runs = record.baseline_passes, record.baseline_runs
-    if (bounded(base_runs, 10 * MAX_COUNT) is None or not base_runs
+    if (base_passes is None or base_runs is None or bounded(base_runs, 10 * MAX_COUNT) is None
+            or not base_runs
             or bounded(base_passes, base_runs) is None):
         return None
     passes, runs, _errors = counts
