@@ -18,11 +18,12 @@ from dataclasses import dataclass
 
 OPERATORS = ("flip-operator", "off-by-one", "change-constant", "drop-branch", "swap-if-else",
              "remove-assignment")
-_FLIP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
-         ast.FloorDiv: ast.Mult, ast.Mod: ast.FloorDiv, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
-         ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt, ast.In: ast.NotIn,
-         ast.NotIn: ast.In, ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.And: ast.Or,
-         ast.Or: ast.And}
+_FLIP: dict[type, type] = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
+                           ast.FloorDiv: ast.Mult, ast.Mod: ast.FloorDiv, ast.Eq: ast.NotEq,
+                           ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE,
+                           ast.LtE: ast.Gt, ast.In: ast.NotIn, ast.NotIn: ast.In,
+                           ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.And: ast.Or,
+                           ast.Or: ast.And}
 
 
 @dataclass(frozen=True)
@@ -102,26 +103,31 @@ class _Text:
         text = self.lines[line - 1]
         return self.starts[line - 1] + len(text.encode("utf-8")[:col].decode("utf-8", "replace"))
 
-    def replace(self, node: ast.AST, text: str) -> str:
-        start = self.offset(node.lineno, node.col_offset)
-        end = self.offset(node.end_lineno, node.end_col_offset)
-        return self.source[:start] + text + self.source[end:]
+    def replace(self, node: ast.expr, text: str) -> str:
+        line, col, end_line, end_col = _span(node)
+        return self.source[:self.offset(line, col)] + text + self.source[self.offset(end_line, end_col):]
 
     def replace_statement(self, node: ast.stmt, new: list[ast.stmt] | None) -> str | None:
         """The statement's whole lines replaced by `new` (None: `pass`) at its indentation;
         None when the statement shares a line with another."""
-        first = self.lines[node.lineno - 1]
-        last = self.lines[node.end_lineno - 1]
-        if first[:self.offset(node.lineno, node.col_offset) - self.starts[node.lineno - 1]].strip():
+        line, col, end_line, end_col = _span(node)
+        first, last = self.lines[line - 1], self.lines[end_line - 1]
+        if first[:self.offset(line, col) - self.starts[line - 1]].strip():
             return None
-        rest = last.encode("utf-8")[node.end_col_offset:].decode("utf-8", "replace")
+        rest = last.encode("utf-8")[end_col:].decode("utf-8", "replace")
         if rest.strip() and not rest.strip().startswith("#"):
             return None
         indent = first[:len(first) - len(first.lstrip())]
         body = "pass" if not new else "\n".join(ast.unparse(stmt) for stmt in new)
         text = "".join(indent + line + "\n" for line in body.splitlines())
-        return (self.source[:self.starts[node.lineno - 1]] + text
-                + self.source[self.starts[node.end_lineno]:])
+        return self.source[:self.starts[line - 1]] + text + self.source[self.starts[end_line]:]
+
+
+def _span(node: ast.expr | ast.stmt) -> tuple[int, int, int, int]:
+    """(line, column, end line, end column) of a parsed node (ast.parse sets the ends)."""
+    end_line = node.end_lineno if node.end_lineno is not None else node.lineno
+    end_col = node.end_col_offset if node.end_col_offset is not None else node.col_offset
+    return node.lineno, node.col_offset, end_line, end_col
 
 
 def _in_fstring(func: ast.AST) -> set[int]:
@@ -133,7 +139,7 @@ def _in_fstring(func: ast.AST) -> set[int]:
 
 
 def _expression_mutants(func: ast.AST, text: _Text) -> list[tuple[str, int, str, str]]:
-    found = []
+    found: list[tuple[str, ast.expr, ast.expr, str]] = []
     skip = _in_fstring(func)
     index_ints = set()
     for node in ast.walk(func):
@@ -145,10 +151,10 @@ def _expression_mutants(func: ast.AST, text: _Text) -> list[tuple[str, int, str,
         elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
             index_ints |= {id(node.left), id(node.right)}
     for node in ast.walk(func):
-        if id(node) in skip or not hasattr(node, "lineno"):
+        if id(node) in skip or not isinstance(node, ast.expr):  # every mutated node is one
             continue
-        new = copy.deepcopy(node)
         if isinstance(node, (ast.BinOp, ast.BoolOp)) and type(node.op) in _FLIP:
+            new = copy.deepcopy(node)
             new.op = _FLIP[type(node.op)]()
             found.append(("flip-operator", node, new,
                           f"{type(node.op).__name__} -> {type(new.op).__name__}"))
@@ -161,20 +167,25 @@ def _expression_mutants(func: ast.AST, text: _Text) -> list[tuple[str, int, str,
                     found.append(("flip-operator", node, changed,
                                   f"{type(op).__name__} -> {flipped}"))
         elif isinstance(node, ast.Constant) and isinstance(node.value, bool):
-            new.value = not node.value
-            found.append(("change-constant", node, new, f"{node.value} -> {new.value}"))
+            found.append(("change-constant", *_changed_constant(node, not node.value)))
         elif isinstance(node, ast.Constant) and type(node.value) is int:
             if id(node) in index_ints:
-                new.value = node.value + 1
-                found.append(("off-by-one", node, new, f"{node.value} -> {new.value}"))
+                found.append(("off-by-one", *_changed_constant(node, node.value + 1)))
             elif node.value not in (0, 1):
-                new.value = node.value * 2
-                found.append(("change-constant", node, new, f"{node.value} -> {new.value}"))
+                found.append(("change-constant", *_changed_constant(node, node.value * 2)))
     results = []
-    for operator, node, new, description in found:
-        results.append((operator, node.lineno, description,
-                        text.replace(node, "(" + ast.unparse(new) + ")")))
+    for operator, before, after, description in found:
+        results.append((operator, before.lineno, description,
+                        text.replace(before, "(" + ast.unparse(after) + ")")))
     return results
+
+
+def _changed_constant(node: ast.Constant, value: bool | int) -> tuple[ast.Constant, ast.Constant,
+                                                                      str]:
+    """(the node, a copy holding `value`, what changed)."""
+    new = copy.deepcopy(node)
+    new.value = value
+    return node, new, f"{node.value!s} -> {value}"
 
 
 def _statement_mutants(func: ast.AST, text: _Text) -> list[tuple[str, int, str, str | None]]:
