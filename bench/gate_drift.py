@@ -10,7 +10,7 @@ one gated task by 0.4 more. Each gated task is judged twice on the same PR runs:
   + main's record the same, with main's record of its last --record-pushes pushes (k runs per
                   task each, taken after the drift: eval.yml runs every task on each push to
                   main) as free evidence: main_record.reference takes the baseline's place,
-                  main_record.control_evidence pools the record into the control arm.
+                  main_record.arm_status judges (the record pooled into the control arm).
                   The "after main's last push" scenarios take the record before the drift (the
                   record does not show it yet). The pushes' own runs are not a PR's: they are
                   reported apart (per push), not in runs per PR.
@@ -77,23 +77,31 @@ class ArmJudge:
             self._status[key] = control.arm_status(base, a, n, c, m, alpha=self.alpha)
         return self._status[key]
 
+    def record_status(self, ref, record, a, n, c, m):
+        """main_record.arm_status: the third column's verdict (ref: main_record.Reference)."""
+        key = (ref, record, a, n, c, m)
+        if key not in self._status:
+            self._status[key] = main_record.arm_status(ref, record, a, n, c, m, alpha=self.alpha)
+        return self._status[key]
+
 
 def two_arms(rng, judge: ArmJudge, base, p_pr, p_control, first, record=None):
     """(status, PR runs, control runs) of one gated task whose first k PR runs passed `first`.
     With `record` ((baseline passes, runs), main_record.MainRecord): staged against
-    main_record.reference's rate, judged with main_record.control_evidence."""
-    rate = base
+    main_record.reference's rate, judged by main_record.arm_status."""
+    rate, ref = base, None
     if record is not None:
-        rate = main_record.reference(*record[0], record[1]).rate
+        ref = main_record.reference(*record[0], record[1])
+        rate = ref.rate
     a, n, c, m = first[0], first[1], 0, 0
     while not (step := judge.step(rate, a, n, c, m)).final:
         a += binomial(rng, step.pr_runs, p_pr)
         n += step.pr_runs
         c += binomial(rng, step.control_runs, p_control)
         m += step.control_runs
-    if record is None:
+    if ref is None:
         return judge.status(rate, a, n, c, m), n, m
-    return judge.status(rate, a, n, *main_record.control_evidence(c, m, record[1])), n, m
+    return judge.record_status(ref, record[1], a, n, c, m), n, m
 
 
 def trial(rng, alone: Judge, arms: ArmJudge, rates, n_baseline, k, drift, drop, drift_fails,

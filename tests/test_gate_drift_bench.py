@@ -138,6 +138,12 @@ def test_the_record_column_follows_the_product_functions(monkeypatch):
     # a reference of 1.00 and no control evidence: every PR arm below the line is regressed
     assert out["scenarios"]["drift 0.2"]["pr_fail"][2] == 1.0
     assert out["settings"]["record_pushes"] == 4
+    # and its verdict is main_record.arm_status's
+    monkeypatch.undo()
+    monkeypatch.setattr(main_record, "arm_status", lambda *args, **kw: "drifted")
+    out = bench.run(_args(trials=30, record_pushes=4))
+    assert out["scenarios"]["drift 0.0 + PR drop 0.4"]["flagged"][2] == 0.0
+    assert out["scenarios"]["drift 0.0 + PR drop 0.4"]["flagged"][1] > 0.4
 
 
 def test_the_printed_report_shows_the_record_column(capsys):

@@ -40,6 +40,13 @@ def test_a_record_below_the_baseline_replaces_it():
     assert "main moved since the baseline" in ref.describe()
 
 
+def test_a_record_a_little_below_the_baseline_by_chance_is_still_pooled():
+    # 33/40 against 36/40 (one-sided p = 0.26): not shown below at 1/20, so the 80 runs of both
+    # stay the reference (a record alone that is low by chance would lower the PR's line)
+    assert control.worse_p(33, 40, 36, 40) >= main_record.RECORD_SWITCH_P
+    assert main_record.reference(36, 40, MainRecord(33, 40, 8)).source == "baseline+main"
+
+
 @pytest.mark.parametrize("passes, runs", [(41, 40), (-1, 40), (0, 0)])
 def test_a_broken_baseline_is_refused(passes, runs):
     with pytest.raises(ValueError):
@@ -173,3 +180,63 @@ def test_the_runner_s_hooks_stage_against_the_reference():
     assert confirmation_hook(baseline, DEFAULT_STAGES, rules, refs)(FakeTask, records) == 0
     assert control.arms_hook(baseline, DEFAULT_STAGES, rules, refs)(FakeTask, records, []) \
         == (0, 0)
+
+
+DRIFTED_RECORD = MainRecord(24, 40, 8)  # main at 0.60 against the 0.90 baseline: the reference
+
+
+@pytest.mark.parametrize("pr, main_now, status", [
+    ((1, 15), (9, 15), "regressed"),  # a real 0.4 drop under drift: shown worse than main now
+    ((2, 10), (5, 10), "regressed"),  # below main's line, main a little low by chance: no excuse
+    ((2, 10), (1, 10), "drifted"),  # the control arm itself below main's record: main moved on
+    ((6, 10), (5, 10), "unchanged"),  # at main's drifted rate
+])
+def test_arm_status_against_a_drifted_record(pr, main_now, status):
+    ref = main_record.reference(36, 40, DRIFTED_RECORD)
+    assert ref.source == "main"
+    assert main_record.arm_status(ref, DRIFTED_RECORD, *pr, *main_now) == status
+
+
+def test_a_control_arm_low_by_chance_does_not_excuse_a_drop():
+    # before: the pooled control evidence (29/50 = 0.58) below the reference's 0.60 was enough
+    # to call 2/10 "drifted"; the control arm's own 5/10 is not shown below 24/40 (p = 0.41)
+    assert control.worse_p(5, 10, 24, 40) >= main_record.DRIFT_EXCUSE_P
+    assert control.arm_status(Fraction(24, 40), 2, 10, 29, 50) == "drifted"
+    verdict = _tv("regressed", 2)
+    judged = main_record.judge_task(verdict, DRIFTED_RECORD, 5, 10, rules=GateRules())
+    assert judged.status == "regressed" and judged.fails_gate
+
+
+def test_a_record_that_fresh_control_runs_disagree_with_is_set_aside():
+    # main solved it at its last pushes (38/40); since then main fails it (0/10 in the control
+    # arm, same hour as the PR): the record is stale, the control arm alone is main now
+    record = MainRecord(38, 40, 8)
+    assert main_record.control_evidence(0, 10, record) == (0, 10)
+    ref = main_record.reference(36, 40, record)
+    assert ref.source == "baseline+main"
+    assert main_record.arm_status(ref, record, 2, 10, 0, 10) == "drifted"
+    judged = main_record.judge_task(_tv("regressed", 2), record, 0, 10, rules=GateRules())
+    assert judged.status == "drifted" and not judged.fails_gate
+    assert "control arm (main now) 0/10" in judged.note
+    # the same PR with main's fresh runs still solving it: its own regression
+    assert main_record.judge_task(_tv("regressed", 2), record, 10, 10,
+                                  rules=GateRules()).status == "regressed"
+
+
+def test_a_task_both_arms_fail_is_drifted():
+    verdict = _tv("regressed", 0)
+    # main's record and the control arm both at 0: the record is the reference, nothing to blame
+    judged = main_record.judge_task(verdict, MainRecord(0, 40, 8), 0, 10, rules=GateRules())
+    assert judged.status == "drifted" and not judged.fails_gate
+    # main's record still at 0.95 but the control arm at 0 (main moved since its last push)
+    judged = main_record.judge_task(verdict, MainRecord(38, 40, 8), 0, 10, rules=GateRules())
+    assert judged.status == "drifted"
+    assert main_record.judge_task(verdict, MainRecord(38, 40, 8), 0, 10,
+                                  rules=GateRules(drift="fail")).fails_gate
+
+
+def test_arm_status_without_control_runs_is_the_rule_against_the_reference():
+    ref = main_record.reference(36, 40, DRIFTED_RECORD)
+    assert main_record.arm_status(ref, DRIFTED_RECORD, 1, 10, 0, 0) == "regressed"
+    assert main_record.arm_status(ref, DRIFTED_RECORD, 6, 10, 0, 0) == "unchanged"
+    assert main_record.arm_status(ref, None, 10, 10, 0, 0) == "improved"

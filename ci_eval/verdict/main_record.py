@@ -12,18 +12,22 @@ since main's last push, a task the record lacks).
               same agent with the harness of main's newest such run (a merged harness change
               starts it anew), none older than `max_age_days` days: older or foreign
               evidence is not main now;
-  reference   the reference rate a PR's task is screened and judged against (it takes the place
-              of the baseline's rate in control.next_step / control.arm_status): the baseline
+  reference   the reference a PR's task is screened and judged against (it takes the place
+              of the baseline's rate in control.next_step and in arm_status): the baseline
               pooled with the record while the record is not below it (one-sided Fisher p >=
               RECORD_SWITCH_P), the record alone once it is (main has moved: main now is the
               reference), the baseline alone without a record;
   control_evidence  main now for the verdict's test: the control arm's runs pooled with the
               record while the control arm is not shown below it (p >= CONTROL_AGREE_P), else
-              the control arm alone (main moved since its last push).
+              the control arm alone (main moved since its last push);
+  arm_status  the task's status: control.arm_status's tests of the PR arm against
+              control_evidence(), but a PR arm below the reference's line that the test cannot
+              tell from main is excused as "drifted" only when the control arm's own runs are
+              below the reference (p < DRIFT_EXCUSE_P: main moved since the record), else
+              "regressed" (a control arm low by chance does not excuse a real drop).
 A task is then staged by control.next_step against reference().rate (the control arm's own runs
-decide when it stops, as without a record) and judged by control.arm_status against
-reference().rate with control_evidence() as its control arm: judge_task / with_record on the
-verdict's side (`compare --main-history`, the report on a pull request), references_of on the
+decide when it stops, as without a record) and judged by arm_status: judge_task / with_record
+on the verdict's side (`compare --main-history`, the report on a pull request), references_of on the
 runner's (`run --main-history`).
 The level and the number of pushes were chosen with bench/gate_drift.py (docs/gate.md, "Main's
 record as control evidence").
@@ -40,13 +44,14 @@ from fractions import Fraction
 from ci_eval.results.history import RunSummary
 from ci_eval.verdict import control
 from ci_eval.verdict.baseline import Baseline
-from ci_eval.verdict.control import worse_p
-from ci_eval.verdict.gate import rate_status
-from ci_eval.verdict.model import TaskVerdict, Verdict
+from ci_eval.verdict.control import CONTROL_ALPHA, better_p, worse_p
+from ci_eval.verdict.gate import REGRESSION_DROP, rate_status
+from ci_eval.verdict.model import TaskStatus, TaskVerdict, Verdict
 from ci_eval.verdict.rules import GateRules
 
-RECORD_SWITCH_P = Fraction(1, 3)  # the record replaces the baseline once below it at p < this
+RECORD_SWITCH_P = Fraction(1, 20)  # the record replaces the baseline once below it at p < this
 CONTROL_AGREE_P = Fraction(1, 20)  # control arm pooled with the record unless below it at p <
+DRIFT_EXCUSE_P = Fraction(1, 3)  # "drifted" needs the control arm below the reference at p <
 RECORD_PUSHES = 8  # main's last pushes pooled (k = 5 each: 40 runs, a baseline's worth)
 RECORD_MAX_AGE_DAYS = 14
 REFERENCE_SOURCES = ("baseline", "baseline+main", "main")
@@ -149,12 +154,33 @@ def control_evidence(control_passes: int, control_runs: int,
     return control_passes + record.passes, control_runs + record.runs
 
 
+def arm_status(ref: Reference, record: MainRecord | None, pr_passes: int, pr_runs: int,
+               control_passes: int, control_runs: int, *,
+               threshold: Fraction = REGRESSION_DROP, alpha: Fraction = CONTROL_ALPHA,
+               excuse_p: Fraction = DRIFT_EXCUSE_P) -> TaskStatus:
+    """The status of a gated task with pr_runs >= 1 valid PR runs against `ref` (reference())
+    and main's `record`, with control_runs valid control runs (module docstring). Without
+    control runs: gate.rate_status against ref.rate."""
+    screen = rate_status(ref.rate, pr_passes, pr_runs, threshold)
+    evidence = control_evidence(control_passes, control_runs, record)
+    if evidence[1] <= 0:
+        return screen
+    if better_p(pr_passes, pr_runs, *evidence) < alpha:
+        return "improved"
+    if worse_p(pr_passes, pr_runs, *evidence) < alpha:
+        return "regressed"
+    if screen != "regressed":
+        return "unchanged"
+    if worse_p(control_passes, control_runs, ref.passes, ref.runs) < excuse_p:
+        return "drifted"
+    return "regressed"
+
+
 def judge_task(verdict: TaskVerdict, record: MainRecord | None, control_passes: int = 0,
                control_runs: int = 0, *, rules: GateRules) -> TaskVerdict:
     """A task's verdict against main's record (and its control arm's valid runs, if any):
-    control.judge_task's, decided again by control.arm_status against reference().rate with
-    control_evidence() as the control arm. A PR arm below the baseline's line but not below
-    a reference that is main's record is "drifted": main has moved, not this PR."""
+    control.judge_task's, decided again by arm_status. A PR arm below the baseline's line but
+    not below a reference that is main's record is "drifted": main has moved, not this PR."""
     judged = (control.judge_task(verdict, control_passes, control_runs, rules) if control_runs
               else verdict)
     if (record is None or record.runs <= 0 or not verdict.gated or not verdict.runs
@@ -163,9 +189,8 @@ def judge_task(verdict: TaskVerdict, record: MainRecord | None, control_passes: 
         return judged
     ref = reference(verdict.baseline_passes or 0, verdict.baseline_runs, record)
     passes = verdict.passes or 0
-    status = control.arm_status(ref.rate, passes, verdict.runs,
-                                *control_evidence(control_passes, control_runs, record),
-                                threshold=rules.regression_threshold)
+    status = arm_status(ref, record, passes, verdict.runs, control_passes, control_runs,
+                        threshold=rules.regression_threshold)
     below_baseline = rate_status(verdict.baseline_rate, passes, verdict.runs,
                                  rules.regression_threshold) == "regressed"
     if status == "unchanged" and ref.source == "main" and below_baseline:
