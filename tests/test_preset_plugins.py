@@ -175,9 +175,10 @@ def test_a_plugin_preset_with_a_malformed_field_is_refused(tmp_path, monkeypatch
 
 
 def test_the_built_in_presets_declare_their_install_and_api_hosts():
-    from ci_eval.agents.presets import BUILTIN, PRESETS
+    from ci_eval.agents.presets import PRESETS, builtin_presets
 
-    for module in BUILTIN:
-        preset = PRESETS[module.PRESET.name]
+    assert len(builtin_presets()) == 11
+    for builtin in builtin_presets():
+        preset = PRESETS[builtin.name]
         assert preset.install is not NO_INSTALL and preset.api_hosts, preset.name
         assert allowed_hosts(preset.name, None, ()) == frozenset(preset.api_hosts)

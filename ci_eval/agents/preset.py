@@ -13,7 +13,7 @@ attributes say everything ci-eval knows about the tool, and `PRESET = TheSubclas
     api_hosts              the model API hosts `network: api-only` lets it reach
     harness_files          the repo files it reads by itself (its default harness)
 
-It is listed in agents/presets.py's BUILTIN tuple, or, from another distribution, registered
+It is listed in agents/presets.py's BUILTIN_MODULES, or, from another distribution, registered
 under the entry point group `ci_eval.presets` (name = the preset's name, value = the PRESET
 object: `my-agent = "my_package.preset:PRESET"`; docs/agents.md).
 

@@ -162,9 +162,8 @@ def run_record(args: argparse.Namespace) -> int:
 def run_show(args: argparse.Namespace) -> int:
     import json
 
-    from tabulate import tabulate
-
     from ci_eval.render import trend
+    from ci_eval.render.terminal import simple_table
     from ci_eval.results.history import load_history
 
     folder = history_dir(args)
@@ -183,8 +182,7 @@ def run_show(args: argparse.Namespace) -> int:
     print(f"{folder}: {trend.window_note(summaries, args.limit)}")
     if rows:
         table = [[r["task"], r["sparkline"], r["counts"], r["last_status"] or "—"] for r in rows]
-        print(tabulate(table, headers=["Task", "Trend", "Runs (oldest first)", "Last"],
-                       tablefmt="simple", disable_numparse=True))
+        print(simple_table(table, ["Task", "Trend", "Runs (oldest first)", "Last"]))
     return 0
 
 

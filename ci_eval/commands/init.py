@@ -23,7 +23,7 @@ def add_parser(subparsers) -> None:
     )
     add_root_argument(parser)
     # The built-in presets only: building the parser never loads a plugin (agents/presets.py).
-    builtin = {module.PRESET.name: module.PRESET.install for module in presets.BUILTIN}
+    builtin = {preset.name: preset.install for preset in presets.builtin_presets()}
     offered = [name for name, i in sorted(builtin.items()) if not i.refused]
     needing = [name for name in offered if builtin[name].needs_model]
     refused = [name for name, i in sorted(builtin.items()) if i.refused]

@@ -10,6 +10,7 @@ import json
 
 from ci_eval.render.compare import fmt_delta, fmt_rate, render_json, verdict_line
 from ci_eval.render.inert import code_span
+from ci_eval.render.terminal import simple_table
 from ci_eval.verdict.axes import AxisVerdict
 from ci_eval.verdict.model import TaskVerdict, Verdict
 
@@ -90,14 +91,11 @@ def totals(verdict: Verdict) -> list[str]:
 
 
 def render_table(verdict: Verdict) -> str:
-    from tabulate import tabulate
-
     other, this = names(verdict)
     rule = f"{this} against {other} (the gate's rule: {verdict.rules.describe()})"
     lines = [verdict_line(verdict, emoji=False), rule, *totals(verdict), *verdict.notes, ""]
     if verdict.tasks:
-        lines.append(tabulate([row(t) for t in verdict.tasks], headers=columns(other, this),
-                              tablefmt="simple", disable_numparse=True))
+        lines.append(simple_table([row(t) for t in verdict.tasks], columns(other, this)))
     evidence = [f"  {t.task}: {a.evidence}" for t in verdict.tasks for a in t.axes
                 if a.status in ("regressed", "improved")]
     if evidence:
