@@ -97,6 +97,7 @@ def test_a_live_sidecar_has_no_host_mount_port_privilege_or_egress(tmp_path, cli
         assert host["CapDrop"] == ["ALL"] and added == set(settings.capabilities) == {
             "CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID"}  # the task's, no SYS_ADMIN
         assert "no-new-privileges" in host["SecurityOpt"]
+        assert host["DnsOptions"] == ["timeout:1", "attempts:2"]  # outside names fail fast
         assert list(inspected["NetworkSettings"]["Networks"]) == [started.network]
         network = json.loads(docker_engine.docker("network", "inspect", started.network).stdout)[0]
         assert network["Internal"] is True
