@@ -97,6 +97,7 @@ def test_a_live_sidecar_has_no_host_mount_port_privilege_or_egress(tmp_path, cli
         assert host["CapDrop"] == ["ALL"] and added == set(settings.capabilities) == {
             "CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID"}  # the task's, no SYS_ADMIN
         assert "no-new-privileges" in host["SecurityOpt"]
+        assert host["DnsOptions"] == ["timeout:1", "attempts:2"]  # outside names fail fast
         assert list(inspected["NetworkSettings"]["Networks"]) == [started.network]
         network = json.loads(docker_engine.docker("network", "inspect", started.network).stdout)[0]
         assert network["Internal"] is True
@@ -208,9 +209,16 @@ def test_a_run_stopped_by_sigint_leaves_no_sidecar(tmp_path, cli, busybox_image,
     source = broken_copy(tmp_path, (TASK / "environment" / "docker-compose.yaml").read_text())
     (source / "tests" / "test.sh").write_text("#!/bin/sh\nsleep 120\n")
     root = imported(tmp_path, cli, source)
-    proc = subprocess.Popen([sys.executable, "-m", "ci_eval", "verify", "--root", str(root),
-                             "--runner", "docker"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    # The child must not inherit an ignored SIGINT (pytest started in the background of a
+    # non-interactive shell ignores it, and so would the CLI): a handler here is reset to the
+    # default in the child at exec.
+    ignored = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "ci_eval", "verify", "--root", str(root),
+                                 "--runner", "docker"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+    finally:
+        signal.signal(signal.SIGINT, ignored)
     try:
         deadline = time.monotonic() + 240
         while leftovers(docker_engine, TASK_ID)[1] == "":  # the sidecars' network is up

@@ -13,6 +13,7 @@ import pytest
 from ci_eval.errors import UserError
 from ci_eval.importers.harbor_compose import compose_services
 from ci_eval.importers.harbor_keys import mcp_warnings, skills_warning
+from ci_eval.run.docker.containers import ContainerSpec, run_argv
 from ci_eval.run.docker.settings import DockerSettings
 from ci_eval.run.docker.sidecars import health_argv, service_argv
 
@@ -186,6 +187,20 @@ def test_a_service_s_run_argv_passes_nothing_of_the_host():
     assert service_argv({"name": "db", "image": "x"}, "img:1", "n", "net", settings, {})[-1:] == [
         "img:1"]
     assert health_argv("n", service) == ["exec", "n", "pg_isready"]
+
+
+def test_containers_on_the_internal_network_give_up_on_outside_names_in_seconds():
+    # the engine's DNS never answers an outside name there on engines before 25.0: glibc's
+    # default would wait 5 s x 2 attempts per name (80 s for an apt-get update)
+    fast = "--dns-option timeout:1 --dns-option attempts:2"
+    sidecar = service_argv({"name": "db", "image": "x"}, "img:1", "n", "net", DockerSettings(), {})
+    assert fast in " ".join(sidecar)
+    task = run_argv(ContainerSpec("img", "c1", ("sh", "/tests/test.sh"), "/w", network="net",
+                                  internal_network=True))
+    assert fast in " ".join(task) and task[task.index("--network") + 1] == "net"
+    for network in ("none", None):  # no network: nothing to wait for; the engine's: its DNS
+        alone = run_argv(ContainerSpec("img", "c2", ("true",), "/w", network=network))
+        assert "--dns-option" not in alone
 
 
 def test_a_bad_compose_file_is_bad_input_at_import(tmp_path, cli, repo_root):

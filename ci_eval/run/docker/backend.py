@@ -277,7 +277,8 @@ class DockerRunner:
                              labels={"ci-eval.task": task.id}, read_only=read_only,
                              scratch=SCRATCH if read_only else (),
                              keep_entrypoint=settings.verifier == "harbor" and image.entrypoint,
-                             low_ports=settings.verifier == "harbor")
+                             low_ports=settings.verifier == "harbor",
+                             internal_network=bool(settings.services))
         if spec.keep_entrypoint:  # Harbor's order: the environment up, then the script in it
             return engine.run_in_started(*started_argvs(spec), name, timeout)
         return engine.run_container(run_argv(spec), name, timeout)

@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from ci_eval.run.docker import engine
+from ci_eval.run.docker.containers import dns_option_argv
 from ci_eval.run.docker.images import ImageCache, ImageError
 from ci_eval.run.docker.settings import DockerSettings
 from ci_eval.run.sandbox import cancellation
@@ -44,7 +45,7 @@ def service_argv(service: dict, image: str, name: str, network: str,
                  settings: DockerSettings, labels: dict[str, str]) -> list[str]:
     """The `docker run --detach` argv of one sidecar (after `docker`); pure."""
     argv = ["run", "--detach", "--name", name, "--network", network,
-            "--network-alias", service["name"], "--cap-drop", "ALL",
+            "--network-alias", service["name"], *dns_option_argv(), "--cap-drop", "ALL",
             "--security-opt", "no-new-privileges", "--pids-limit", str(settings.pids),
             "--memory", f"{settings.memory_mb}m", "--memory-swap", f"{settings.memory_mb}m",
             "--cpus", f"{settings.cpus:g}"]
