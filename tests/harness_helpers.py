@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -108,3 +109,15 @@ def nobody_python() -> str | None:
         if probe.returncode == 0:
             return candidate
     return None
+
+
+def popen_interruptible(argv: list[str], **kwargs) -> subprocess.Popen:
+    """Popen, the child's SIGINT at its default whatever this process inherited: pytest started
+    in the background of a non-interactive shell ignores SIGINT, and a child inherits an ignored
+    signal (Python then keeps it ignored), so a ^C test would wait out its timeout. A handler
+    set here is reset to the default in the child at exec."""
+    ignored = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(argv, **kwargs)
+    finally:
+        signal.signal(signal.SIGINT, ignored)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import harbor_tools
 import pytest
+from harness_helpers import popen_interruptible
 from docker_helpers import (  # noqa: F401 - fixtures
     busybox_image,
     docker_engine,
@@ -209,16 +210,9 @@ def test_a_run_stopped_by_sigint_leaves_no_sidecar(tmp_path, cli, busybox_image,
     source = broken_copy(tmp_path, (TASK / "environment" / "docker-compose.yaml").read_text())
     (source / "tests" / "test.sh").write_text("#!/bin/sh\nsleep 120\n")
     root = imported(tmp_path, cli, source)
-    # The child must not inherit an ignored SIGINT (pytest started in the background of a
-    # non-interactive shell ignores it, and so would the CLI): a handler here is reset to the
-    # default in the child at exec.
-    ignored = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        proc = subprocess.Popen([sys.executable, "-m", "ci_eval", "verify", "--root", str(root),
-                                 "--runner", "docker"], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE)
-    finally:
-        signal.signal(signal.SIGINT, ignored)
+    proc = popen_interruptible([sys.executable, "-m", "ci_eval", "verify", "--root", str(root),
+                                "--runner", "docker"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 240
         while leftovers(docker_engine, TASK_ID)[1] == "":  # the sidecars' network is up

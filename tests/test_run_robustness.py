@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from harness_helpers import cli, live_pids_with, read_lines, write_task
+from harness_helpers import cli, live_pids_with, popen_interruptible, read_lines, write_task
 
 # --- Ctrl-C / SIGTERM ---------------------------------------------------------------------------
 
@@ -58,7 +58,7 @@ def test_signal_stops_the_run_promptly_keeps_finished_runs_and_resume_completes(
     marker = f"{time.time_ns() % 10**6}{os.getpid()}"
     agent = _slow_agent(tmp_path, marker)
     results = repo / "results" / "task-001-greet.jsonl"
-    proc = subprocess.Popen(
+    proc = popen_interruptible(
         [sys.executable, "-m", "ci_eval", "run", "-k", "4", "-j", "1", "--agent-cmd",
          f"bash {agent}"], cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -97,7 +97,7 @@ def test_sigint_during_the_first_runs_records_nothing_bogus(tmp_path):
     marker = f"{time.time_ns() % 10**6}{os.getpid()}"
     agent = tmp_path / "agent.sh"
     agent.write_text(f"sleep 3.{marker}\necho hello > greet.txt\n")
-    proc = subprocess.Popen(
+    proc = popen_interruptible(
         [sys.executable, "-m", "ci_eval", "run", "-k", "4", "-j", "2", "--agent-cmd",
          f"bash {agent}"], cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -127,7 +127,7 @@ def test_a_signal_stops_verify_without_waiting_for_the_checks_in_flight(tmp_path
     temp.mkdir()
     marker = f"{time.time_ns() % 10**6}{os.getpid()}"
     write_task(repo, checks=f"import subprocess\nsubprocess.run(['sleep', '60.{marker}'])\n")
-    proc = subprocess.Popen([sys.executable, "-m", "ci_eval", "verify", "-j", "2"], cwd=repo,
+    proc = popen_interruptible([sys.executable, "-m", "ci_eval", "verify", "-j", "2"], cwd=repo,
                             env={**os.environ, "TMPDIR": str(temp)},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
