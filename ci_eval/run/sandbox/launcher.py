@@ -112,9 +112,7 @@ class LaunchedProcess:
                 message = self._message(None)
                 if message is not None and message[0] is ResultKind.EXIT:
                     self._finish(returncode=int(message[1]))
-                elif self._launcher.alive():
-                    self._finish(returncode=-9)  # killed (a timeout, a cancellation)
-                else:
+                else:  # the launcher tells every end, a kill's too: EOF is its own end
                     self._finish(error="the sandbox launcher ended")
         return self.returncode
 

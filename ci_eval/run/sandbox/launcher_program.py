@@ -45,7 +45,6 @@ its whole PID namespace.
 
 import ctypes
 import enum
-import gc
 import json
 import os
 import select
@@ -105,7 +104,6 @@ def serve(sock_fd: int) -> None:
     running: dict[int, tuple[int, int]] = {}  # pidfd -> (pid, result fd)
     poller = select.poll()
     poller.register(sock, select.POLLIN)
-    gc.freeze()  # what is here now stays out of the collector: fewer pages the forks copy
     while True:
         for fd, _ in poller.poll():
             if fd != sock.fileno():
@@ -208,7 +206,6 @@ def _sandboxed(request: dict, fds: list[int], sock: socket.socket, launcher: int
     _, output, status_fd, *rest = fds  # the result pipe is the launcher's alone
     try:
         sock.close()  # first: nothing below may ever talk to the launcher
-        gc.disable()  # it execs or exits soon: no collection copying the launcher's pages
         sandbox_program.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # unshare --kill-child
         if select.select([launcher], [], [], 0)[0]:  # the launcher ended before that was armed
             os._exit(DEATH_EXIT)
