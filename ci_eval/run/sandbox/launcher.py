@@ -61,7 +61,7 @@ class Request:
 
 class LaunchedProcess:
     """A command the launcher started (Popen's pid, wait() and returncode), followed through its
-    result pipe, which only the launcher's forked child writes (see launcher_program.py)."""
+    result pipe, which only the launcher holds (see launcher_program.py)."""
 
     def __init__(self, result_fd: int, launcher: "Launcher") -> None:
         self.pid: int | None = None
@@ -87,7 +87,7 @@ class LaunchedProcess:
         return read_result(line.decode(errors="replace"))
 
     def started(self) -> None:
-        """Wait until the launcher's child said its pid (or the start failed: no pid, `error`)."""
+        """Wait until the launcher said the command's pid (or the start failed: no pid, `error`)."""
         if self.pid is not None or self._done:
             return
         while True:
@@ -112,9 +112,7 @@ class LaunchedProcess:
                 message = self._message(None)
                 if message is not None and message[0] is ResultKind.EXIT:
                     self._finish(returncode=int(message[1]))
-                elif self._launcher.alive():
-                    self._finish(returncode=-9)  # killed (a timeout, a cancellation)
-                else:
+                else:  # the launcher tells every end, a kill's too: EOF is its own end
                     self._finish(error="the sandbox launcher ended")
         return self.returncode
 
@@ -146,7 +144,7 @@ class Launcher:
         then the verdict pipe for checks, the gate's read end when gated, and one descriptor
         per `held` path). The caller closes its copies of fds afterwards. When the
         launcher cannot start it, the LaunchedProcess has no pid and says why in `error`. wait=False:
-        return before the launcher's child said its pid; LaunchedProcess.started() waits for it."""
+        return before the launcher said its pid; LaunchedProcess.started() waits for it."""
         message = json.dumps({
             "mode": request.mode, "argv": list(request.argv), "env": env, "cwd": str(cwd),
             "sandbox": request.view.to_json(), "user": request.user, "net": request.net,
