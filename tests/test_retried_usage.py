@@ -25,7 +25,7 @@ def test_every_usage_field_is_summed_over_attempts(tmp_path, monkeypatch):
         AttemptOutcome({**usage, "status": "error", "reason": "rate limit"}, retryable=True),
         AttemptOutcome({**usage, "status": "pass", "reason": ""}),
     ])
-    monkeypatch.setattr(runner, "run_attempt", lambda task, run_no, attempt, ctx: next(attempts))
+    monkeypatch.setattr(runner, "run_attempt", lambda task, run_no, attempt, ctx, turn=None: next(attempts))
     ctx = SimpleNamespace(max_attempts=3, budget=_Budget(), out_dir=tmp_path, rng=random.Random(1),
                           backoff_base=0.0)
     record = runner.run_one(SimpleNamespace(id="task-001-x"), 1, ctx)

@@ -48,7 +48,10 @@ def add_parser(subparsers) -> None:
     parser.add_argument("-k", type=bounded_int(MAX_RUNS_PER_TASK), default=5,
                         help=f"runs per task, 1-{MAX_RUNS_PER_TASK} (default 5)")
     parser.add_argument("-j", "--jobs", type=bounded_int(MAX_JOBS), default=4,
-                        help=f"runs at once, 1-{MAX_JOBS} (default 4)")
+                        help=f"agents at once, 1-{MAX_JOBS} (default 4); a run whose agent is "
+                        "done is scored beside the next runs' agents")
+    parser.add_argument("--checks-jobs", type=bounded_int(MAX_JOBS), metavar="N",
+                        help="checks at once, beside the agents (default: the cores)")
     parser.add_argument("--out", default="results", metavar="DIR",
                         help="results folder, relative to --root (default results/)")
     existing = parser.add_mutually_exclusive_group()

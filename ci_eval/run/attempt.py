@@ -3,7 +3,8 @@
 The line is filled in as the try goes (AttemptLine) and closed once, with the status and the
 reason, into an AttemptOutcome that run_one (runner.py) retries or records. The checks' sandbox is
 built while the agent runs where both are sandboxed (prepare_checks), and the checks are tried
-again, not the agent, while the harness could not run them (checks_with_retries).
+again, not the agent, while the harness could not run them (checks_with_retries). The attempt's
+turn (slots.py) holds an agent slot until the diff is taken and a checks slot for the checks.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ci_eval.run.context import RunContext
 from ci_eval.run.grade import with_rubric
 from ci_eval.run.runners import Runner, isolation_label
 from ci_eval.run.sandbox import cancellation
+from ci_eval.run.slots import Turn
 from ci_eval.run.workspace.build import WorkspaceError, remove_tree
 from ci_eval.run.workspace.diff import workspace_diff
 from ci_eval.run.workspace.harness_files import lay_copy, lay_workspace, take_back
@@ -79,8 +81,10 @@ class AttemptLine:
         return AttemptOutcome(self.record, retryable, backoff, self.output)
 
 
-def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> AttemptOutcome:
-    """One try. The run's folders are removed afterwards unless ctx.keep.
+def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext,
+                turn: Turn | None = None) -> AttemptOutcome:
+    """One try. The run's folders are removed afterwards unless ctx.keep. `turn`: the slots it
+    holds (its agent slot is handed on for a checks slot before the checks; None: no slots).
     Raises cancellation.Cancelled when the invocation is cancelled: a step cut short by the kill
     is not a result."""
     cancellation.raise_if_cancelled()
@@ -130,7 +134,8 @@ def run_attempt(task: Task, run_no: int, attempt: int, ctx: RunContext) -> Attem
                                                        if len(edited) > 8 else ""))
         if outcome.kind is AgentKind.TIMEOUT:
             return line.finish("timeout", joined(*notes))
-        checks = checks_with_retries(task, paths, ctx, prepared)
+        with (turn or Turn(None)).checks():
+            checks = checks_with_retries(task, paths, ctx, prepared)
         cancellation.raise_if_cancelled()
         line.record["checks_seconds"] = round(checks.seconds, 3)
         status, reason = with_rubric(task, checks, diff, line.record)

@@ -60,6 +60,7 @@ class RunRequest:
     agent_env: list[str] = dataclasses.field(default_factory=list)
     k: int = 5
     jobs: int = 4
+    checks_jobs: int | None = None
     out: str = "results"
     resume: bool = False
     fresh: bool = False
@@ -240,6 +241,7 @@ def run_locked(request: RunRequest, root: Path, config: Config, agent, tasks, ou
         with cancellation.on_signals():
             records = run_tasks(tasks, request.k, request.jobs, ctx, progress=Progress(),
                                 more_runs=more_runs, control=arms,
+                                checks_jobs=request.checks_jobs,
                                 recorded={t: found.records for t, found in resumed.items()})
     finally:
         if request.keep:

@@ -1,9 +1,10 @@
 """Running tasks: per (task, run) a fresh workspace, the agent, the checks, one results line.
 
 Infrastructure errors are retried up to `max_attempts` (run_one; one try is attempt.py's); the
-final line records the status, the attempt count and the earlier errors' reasons. Runs go `jobs`
-at a time on threads (the work is in subprocesses). A hook may ask for more runs of a task once
-its runs are in (confirmation).
+final line records the status, the attempt count and the earlier errors' reasons. Runs go on
+threads (the work is in subprocesses): `jobs` agents at a time, and the checks of the runs whose
+agent is done beside them, as many as the cores (slots.py). A hook may ask for more runs of a
+task once its runs are in (confirmation).
 
 Every line records `k` (the -k of the invocation that ran it) and `requested` (the valid runs asked
 of the task when it was recorded: k, or the confirmation stage); summary.summarize reads them.
@@ -30,20 +31,27 @@ from ci_eval.run.attempt import run_attempt
 from ci_eval.run.context import LOGS, RunContext
 from ci_eval.run.resume import read_recorded
 from ci_eval.run.sandbox import cancellation
+from ci_eval.run.slots import RunSlots, unbounded_turn
 from ci_eval.tasks.model import Task
 
 
-def run_one(task: Task, run_no: int, ctx: RunContext) -> dict | None:
+def run_one(task: Task, run_no: int, ctx: RunContext, slots: RunSlots | None = None,
+            on_start: Callable[[], None] | None = None) -> dict | None:
     """A run with bounded retries of infrastructure errors; the final record, with the usage of
     every attempt summed (what the earlier ones cost in `retried_cost_usd`) and the delays waited
-    between them. None when the budget let no attempt start (nothing is recorded)."""
+    between them. None when the budget let no attempt start (nothing is recorded).
+    Each attempt waits for an agent slot of `slots` (none: it waits for nothing); on_start is
+    called once the first attempt has one and the budget let it start."""
     earlier_errors, delays, spent = [], [], {name: None for name in USAGE_FIELDS}
     for attempt in range(1, ctx.max_attempts + 1):
-        if ctx.budget.try_start() is not None:
-            if attempt == 1:
-                return None
-            break  # the earlier attempt's error stands
-        tried = run_attempt(task, run_no, attempt, ctx)
+        with slots.agent_turn() if slots is not None else unbounded_turn() as turn:
+            if ctx.budget.try_start() is not None:
+                if attempt == 1:
+                    return None
+                break  # the earlier attempt's error stands
+            if attempt == 1 and on_start is not None:
+                on_start()
+            tried = run_attempt(task, run_no, attempt, ctx, turn)
         record = tried.record
         ctx.budget.charge(record.get("cost_usd"))
         _write_log(ctx, task, run_no, tried.output)
@@ -137,11 +145,10 @@ def _numbered(records: list[dict]) -> int:
     return max((record["run"] for record in records), default=0)
 
 
-def _started(progress, task: Task, run_no: int, ctx: RunContext) -> dict | None:
-    """run_one on a worker thread, counted as in flight while it runs."""
-    if progress:
-        progress.run_started()
-    return run_one(task, run_no, ctx)
+def _started(progress, task: Task, run_no: int, ctx: RunContext,
+             slots: RunSlots) -> dict | None:
+    """run_one on a worker thread, counted as in flight once its agent has a slot."""
+    return run_one(task, run_no, ctx, slots, progress.run_started if progress else None)
 
 
 POLL_SECONDS = 0.1  # how soon the run loop notices a cancellation
@@ -149,13 +156,14 @@ CANCEL_GRACE_SECONDS = 5.0  # how long it waits for killed runs to wind down
 
 
 class RunLoop:
-    """The runs of an invocation on a pool of `jobs` threads: which run of which task is in
-    flight (a future per run), what its result line becomes once it is in, and when a task's
-    runs are all in (the confirmation hook may then ask for more)."""
+    """The runs of an invocation on a pool of threads, `jobs` agents and the checks slots' worth
+    of checks at once (slots.py): which run of which task is in flight (a future per run), what
+    its result line becomes once it is in, and when a task's runs are all in (the confirmation
+    hook may then ask for more)."""
 
     def __init__(self, tasks: list[Task], k: int, jobs: int, ctx: RunContext, *, progress,
                  more_runs: MoreRunsHook | None, recorded: dict[str, list[dict]],
-                 control: ControlArm | None = None):
+                 control: ControlArm | None = None, checks_jobs: int | None = None):
         self.tasks, self.k, self.ctx = tasks, k, ctx
         self.progress, self.more_runs, self.control = progress, more_runs, control
         self.runs = {task.id: TaskLedger(task, list(recorded.get(task.id, [])), target=k, asked=k)
@@ -167,7 +175,8 @@ class RunLoop:
                 self.control_runs[task.id] = TaskLedger(
                     task, found, target=_numbered(found), asked=count_runs(found).valid,
                     ctx=control.ctx)
-        self.pool = ThreadPoolExecutor(max_workers=jobs)
+        self.slots = RunSlots(jobs, checks_jobs)
+        self.pool = ThreadPoolExecutor(max_workers=self.slots.threads)
         self.futures: dict[Future, TaskLedger] = {}
 
     def run(self) -> dict[str, list[dict]]:
@@ -216,7 +225,7 @@ class RunLoop:
                 if index < len(queue):
                     runs, run_no = queue[index]
                     future = self.pool.submit(_started, self.progress, runs.task, run_no,
-                                              runs.ctx or self.ctx)
+                                              runs.ctx or self.ctx, self.slots)
                     self.futures[future] = runs
                     runs.in_flight += 1
         if all(runs.in_flight == 0 for runs in arms):
@@ -294,16 +303,18 @@ class RunLoop:
 def run_tasks(tasks: list[Task], k: int, jobs: int, ctx: RunContext, *,
               progress=None, more_runs: MoreRunsHook | None = None,
               recorded: dict[str, list[dict]] | None = None,
-              control: ControlArm | None = None) -> dict[str, list[dict]]:
+              control: ControlArm | None = None,
+              checks_jobs: int | None = None) -> dict[str, list[dict]]:
     """Run each task until it has k recorded runs (resuming `recorded`, task id -> records;
     default: what ctx.out_dir holds), then ask `more_runs` whether a task needs extra runs
     (confirmation). Returns task id -> records.
     When cancelled (cancellation.cancelled()) it returns early with the runs recorded so far;
     the flag stays set until cancellation.reset() (cancellation.on_signals resets it).
     `control`: the control arm; its runs are written to its own folder (control.ctx.out_dir),
-    marked, and `control.more_runs` replaces `more_runs`."""
+    marked, and `control.more_runs` replaces `more_runs`.
+    `jobs` agents run at once, and `checks_jobs` checks beside them (default: the cores)."""
     if recorded is None:
         recorded = {task_id: found.records
                     for task_id, found in read_recorded(tasks, ctx.out_dir).items()}
     return RunLoop(tasks, k, jobs, ctx, progress=progress, more_runs=more_runs,
-                   recorded=recorded, control=control).run()
+                   recorded=recorded, control=control, checks_jobs=checks_jobs).run()
