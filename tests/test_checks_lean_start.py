@@ -96,3 +96,16 @@ def test_check_result_keeps_the_frozen_dataclass_behaviour():
             assert reason == "ok"
         case _:
             pytest.fail("CheckResult does not match positionally")
+
+
+def test_the_checks_programs_guard_sets_both_flags_without_ctypes():
+    """checks_program makes itself non-dumpable and a child subreaper through _ctypes alone."""
+    guard = (f"sys.path.insert(0, {str(REPO / 'ci_eval' / 'run' / 'checks')!r})\n"
+             "import checks_program\nchecks_program._guard_process()")
+    assert "ctypes" not in modules_after(guard)
+    read_back = ("import ctypes\nlibc = ctypes.CDLL(None)\nflag = ctypes.c_int(0)\n"
+                 "libc.prctl(37, ctypes.byref(flag), 0, 0, 0)\n"  # PR_GET_CHILD_SUBREAPER
+                 "print(libc.prctl(3, 0, 0, 0, 0), flag.value)")  # PR_GET_DUMPABLE
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", f"import sys\n{guard}\n{read_back}"],
+                          capture_output=True, text=True, check=True, cwd="/")
+    assert done.stdout.split() == ["0", "1"]
