@@ -12,6 +12,9 @@ stdout-or-file output for commands with --output.
 
 Every problem the user can fix (a folder where a file is expected, a missing parent folder, a file
 where a folder is expected, no permission) is a UserError naming the path and the field.
+
+checks.py's file helpers (ci_eval.checks.files) read through this module in a fresh interpreter
+per scored run: it imports os, stat and sys alone, and pathlib only once a writer needs it.
 """
 
 from __future__ import annotations
@@ -20,11 +23,38 @@ import errno
 import os
 import stat
 import sys
-from pathlib import Path, PurePosixPath
 
 from ci_eval.errors import UserError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
 NEW_FILE_MODE = 0o644  # before the umask; an existing file keeps its mode
+
+
+def _path(path: str | os.PathLike) -> Path:
+    """pathlib's Path, imported where a writer first needs it (it costs a checks run more than
+    the read it would serve)."""
+    import pathlib
+
+    return pathlib.Path(path)
+
+
+def _parts(path: str | os.PathLike) -> list[str]:
+    return [part for part in os.fspath(path).split("/") if part and part != "."]
+
+
+def file_name(path: str | os.PathLike) -> str:
+    """The last part of a path, as pathlib's `name` reads it ("" for none)."""
+    parts = _parts(path)
+    return parts[-1] if parts else ""
+
+
+def shown(path: str | os.PathLike) -> str:
+    """A path as pathlib prints it (no "." or empty parts, no trailing slash)."""
+    body = "/".join(_parts(path))
+    return ("/" + body) if os.fspath(path).startswith("/") else (body or ".")
 
 
 def write_atomic(path: Path | str, text: str, *, field: str | None = "--output") -> None:
@@ -34,7 +64,7 @@ def write_atomic(path: Path | str, text: str, *, field: str | None = "--output")
 
     UserError (naming `path` and `field`) if path is a folder, its folder does not exist, or the
     write fails with an OSError (permission denied, disk full, ...)."""
-    path = Path(path)
+    path = _path(path)
     if path.is_dir():
         raise UserError("is a folder (expected a file path)", path=path, field=field)
     folder = path.parent
@@ -71,7 +101,7 @@ def ensure_dir(path: Path | str, *, field: str | None = None) -> Path:
     """Create folder `path` (and missing parents) unless it exists; return it.
 
     UserError naming `path` and `field` if it (or a parent) is a file, or cannot be created."""
-    path = Path(path)
+    path = _path(path)
     if path.is_dir():
         return path
     if path.exists() or path.is_symlink():
@@ -91,7 +121,8 @@ def read_user_file(path: Path | str, *, field: str | None = None) -> bytes:
     """The bytes of a file of the user's repo or command line; an OSError (no permission, a
     link loop, a folder) is a UserError naming the path and field."""
     try:
-        return Path(path).read_bytes()
+        with open(path, "rb") as handle:
+            return handle.read()
     except IsADirectoryError:
         raise UserError("is a folder (expected a file)", path=path, field=field) from None
     except OSError as exc:
@@ -102,8 +133,9 @@ def emit(text: str, output: str | None) -> None:
     """`text` to stdout, or atomically to the file `output` (--output FILE; "-" is stdout;
     its folder is created when missing)."""
     if output and output != "-":
-        ensure_dir(Path(output).parent, field="--output")
-        write_atomic(Path(output), text, field="--output")
+        target = _path(output)
+        ensure_dir(target.parent, field="--output")
+        write_atomic(target, text, field="--output")
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -150,7 +182,7 @@ def read_capped_beneath(root: Path | str, rel: str, cap: int) -> bytes | None:
     """read_capped of root/rel where no component below `root` may be a link either (a folder
     the agent's code replaced by a link to a host path): each folder opened with O_NOFOLLOW
     from the one above. None when a component is missing."""
-    parts = PurePosixPath(rel).parts
+    parts = _path(rel).parts
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         for part in parts[:-1]:
@@ -177,7 +209,7 @@ def read_capped_beneath(root: Path | str, rel: str, cap: int) -> bytes | None:
 
 
 def read_capped(path: Path | str, cap: int, *, dir_fd: int | None = None) -> bytes | None:
-    name = Path(path).name
+    name = file_name(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
                      dir_fd=dir_fd)

@@ -6,16 +6,19 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import ci_eval.checks
+from ci_eval import output
 
 REPO = Path(__file__).resolve().parents[1]
 # what no checks.py that leaves pytest, JUnit and declared tests alone should pay for
 HEAVY = {"dataclasses", "subprocess", "threading", "json", "typing", "inspect", "secrets",
-         "tempfile", "shutil", "ctypes",
+         "tempfile", "shutil", "ctypes", "pathlib", "re", "enum",
          "ci_eval.grading.rubric", "ci_eval.grading.testids", "ci_eval.strict_json",
          "ci_eval.strict_yaml", "ci_eval.run.checks.strays", "ci_eval.run.checks.pytest_report",
          "ci_eval.run.checks.junit_report", "ci_eval.run.checks.restore"}
@@ -109,3 +112,13 @@ def test_the_checks_programs_guard_sets_both_flags_without_ctypes():
     done = subprocess.run([sys.executable, "-I", "-S", "-c", f"import sys\n{guard}\n{read_back}"],
                           capture_output=True, text=True, check=True, cwd="/")
     assert done.stdout.split() == ["0", "1"]
+
+
+@given(st.lists(st.sampled_from(["a", "b.txt", ".", "..", "", "x y"]), max_size=6),
+       st.booleans())
+def test_paths_are_shown_and_named_as_pathlib_does(parts, absolute):
+    text = ("/" if absolute else "") + "/".join(parts)
+    if not text or text.startswith("//"):
+        return  # "" is no path; pathlib keeps a leading "//" (POSIX leaves it to the system)
+    assert output.shown(text) == str(PurePosixPath(text))
+    assert output.file_name(text) == PurePosixPath(text).name

@@ -1,14 +1,17 @@
 """Checks of the workspace's files: file_equals, regex_match (capped reads, symlinks never
-followed: everything there was written by the agent)."""
+followed: everything there was written by the agent).
+
+Imported by checks.py in a fresh interpreter per scored run: os alone at import (no pathlib, no
+re until regex_match is called: together they cost more than the check)."""
 
 from __future__ import annotations
 
 import os
-import re
-from pathlib import Path
 
 from ci_eval.checks.result import CheckResult, failed, passed
-from ci_eval.output import UntrustedFile, read_capped
+from ci_eval.output import UntrustedFile, read_capped, shown
+
+MULTILINE = 8  # re.MULTILINE, without importing re for the default
 
 READ_CAP_BYTES = 16 * 1024 * 1024  # the most a helper reads of one workspace file
 
@@ -20,12 +23,15 @@ def file_equals(path: str | os.PathLike, expected: str | os.PathLike, *,
     ignore_trailing_newlines=True compares both without the newlines they end in;
     universal_newlines=True reads \r\n and \r as \n in both, as Python's text mode does (the
     fixture-task format's file_equals, for tasks imported from it, does both)."""
-    target = Path(path)
+    target = shown(path)
     actual = workspace_text(target, universal_newlines)
     if not isinstance(actual, str):
         return actual
-    expected_text = (Path(expected).read_bytes().decode("utf-8", errors="replace")
-                     if isinstance(expected, os.PathLike) else expected)
+    if isinstance(expected, os.PathLike):
+        with open(expected, "rb") as handle:
+            expected_text = handle.read().decode("utf-8", errors="replace")
+    else:
+        expected_text = expected
     if universal_newlines:
         expected_text = universal(expected_text)
     if ignore_trailing_newlines:
@@ -61,11 +67,13 @@ def first_difference(actual: str, expected: str) -> str:
             f"{len(want_lines) + 1}: {extra.rstrip(chr(13) + chr(10))!r})")
 
 
-def regex_match(path: str | os.PathLike, pattern: str, flags: int = re.MULTILINE, *,
+def regex_match(path: str | os.PathLike, pattern: str, flags: int = MULTILINE, *,
                 universal_newlines: bool = False) -> CheckResult:
     """Some part of the file at `path` matches `pattern` (re.search, MULTILINE by default);
     universal_newlines=True reads \r\n and \r as \n first, as Python's text mode does."""
-    target = Path(path)
+    import re  # here: most checks.py never match a pattern
+
+    target = shown(path)
     text = workspace_text(target, universal_newlines)
     if not isinstance(text, str):
         return text
@@ -79,7 +87,7 @@ def universal(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def workspace_text(target: Path, universal_newlines: bool = False) -> str | CheckResult:
+def workspace_text(target: str, universal_newlines: bool = False) -> str | CheckResult:
     """A workspace file's text, or the failed CheckResult saying why it cannot be read: missing,
     a symlink (never followed: it could point at a file the agent must not quote), not a regular
     file, or larger than READ_CAP_BYTES."""
