@@ -14,7 +14,7 @@ import time
 from harness_helpers import cli, read_lines, write_task
 
 from ci_eval.run.sandbox import cancellation
-from ci_eval.run.slots import RunSlots, Turn, default_checks_jobs, unbounded_turn
+from ci_eval.run.slots import RunSlots, Slots, Turn, default_checks_jobs, unbounded_turn
 
 # ---- the slots themselves ----------------------------------------------------------------
 
@@ -44,13 +44,12 @@ def test_an_agent_slot_is_handed_on_when_the_checks_start():
     checks = first.checks()
     waited = _blocked_until(lambda: second.append(Turn(slots)), checks.__enter__)
     assert waited >= 0.3 and second  # the next agent started once the first run's checks did
-    assert not slots.checks.acquire(blocking=False)  # the checks slot is held meanwhile
+    assert slots.checks.free == 0  # the checks slot is held meanwhile
     checks.__exit__(None, None, None)
-    assert slots.checks.acquire(blocking=False)  # and given back
-    slots.checks.release()
+    assert slots.checks.free == 1  # and given back
     second[0].release()
     second[0].release()  # idempotent
-    assert slots.agents.acquire(blocking=False)
+    assert slots.agents.free == 1
 
 
 def test_checks_wait_for_a_checks_slot():
@@ -61,7 +60,7 @@ def test_checks_wait_for_a_checks_slot():
     waited = _blocked_until(lambda: second.checks().__enter__(),
                             lambda: first_checks.__exit__(None, None, None))
     assert waited >= 0.3
-    assert slots.agents.acquire(blocking=False) and slots.agents.acquire(blocking=False)
+    assert slots.agents.free == 2
 
 
 def test_a_run_waiting_for_a_slot_ends_when_the_invocation_is_cancelled():
@@ -81,6 +80,27 @@ def test_a_run_waiting_for_a_slot_ends_when_the_invocation_is_cancelled():
         cancellation.reset()
         holder.release()
     assert raised and waited < 2
+
+
+def test_slots_go_to_those_waiting_in_the_order_they_came():
+    slots = Slots(1)
+    slots.take()
+    order: list[int] = []
+
+    def wait(number):
+        slots.take()
+        order.append(number)
+        slots.give()
+
+    threads = []
+    for number in range(6):
+        threads.append(threading.Thread(target=wait, args=(number,)))
+        threads[-1].start()
+        time.sleep(0.25)  # each one waiting (and polling for a cancellation) before the next
+    slots.give()
+    for thread in threads:
+        thread.join(10)
+    assert order == list(range(6))
 
 
 def test_defaults():

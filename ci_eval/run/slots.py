@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -29,10 +30,37 @@ def default_checks_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _take(slots: threading.Semaphore) -> None:
-    """Wait for a slot; raises cancellation.Cancelled when the invocation is cancelled."""
-    while not slots.acquire(timeout=WAIT_SECONDS):
-        cancellation.raise_if_cancelled()
+class Slots:
+    """`count` slots handed out first come, first served (a semaphore lets a late comer pass
+    those already waiting, and the runs of a task, or the two arms' alternation, would start out
+    of their order). A run waiting for one notices a cancellation within WAIT_SECONDS."""
+
+    def __init__(self, count: int):
+        self.free = count
+        self._waiting: deque[object] = deque()
+        self._changed = threading.Condition()
+
+    def take(self) -> None:
+        """Wait for a slot; raises cancellation.Cancelled when the invocation is cancelled."""
+        ticket = object()
+        with self._changed:
+            self._waiting.append(ticket)
+            try:
+                while self._waiting[0] is not ticket or self.free == 0:
+                    self._changed.wait(WAIT_SECONDS)
+                    cancellation.raise_if_cancelled()
+            except BaseException:
+                self._waiting.remove(ticket)
+                self._changed.notify_all()
+                raise
+            self._waiting.popleft()
+            self.free -= 1
+            self._changed.notify_all()  # the next in line may have a slot too
+
+    def give(self) -> None:
+        with self._changed:
+            self.free += 1
+            self._changed.notify_all()
 
 
 class Turn:
@@ -41,9 +69,9 @@ class Turn:
 
     def __init__(self, slots: RunSlots | None):
         self._slots = slots
-        self._held: threading.Semaphore | None = None
+        self._held: Slots | None = None
         if slots is not None:
-            _take(slots.agents)
+            slots.agents.take()
             self._held = slots.agents
 
     @contextmanager
@@ -51,7 +79,7 @@ class Turn:
         """The checks phase: the agent slot handed on, a checks slot held while it lasts."""
         self.release()
         if self._slots is not None:
-            _take(self._slots.checks)
+            self._slots.checks.take()
             self._held = self._slots.checks
         try:
             yield
@@ -61,7 +89,7 @@ class Turn:
     def release(self) -> None:
         held, self._held = self._held, None
         if held is not None:
-            held.release()
+            held.give()
 
 
 class RunSlots:
@@ -70,8 +98,8 @@ class RunSlots:
     def __init__(self, jobs: int, checks_jobs: int | None = None):
         self.jobs = jobs
         self.checks_jobs = checks_jobs or default_checks_jobs()
-        self.agents = threading.Semaphore(jobs)
-        self.checks = threading.Semaphore(self.checks_jobs)
+        self.agents = Slots(jobs)
+        self.checks = Slots(self.checks_jobs)
 
     @property
     def threads(self) -> int:
