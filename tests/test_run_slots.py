@@ -106,7 +106,7 @@ def test_slots_go_to_those_waiting_in_the_order_they_came():
 def test_defaults():
     slots = RunSlots(jobs=3)
     assert slots.checks_jobs == default_checks_jobs() >= 1
-    assert slots.threads == 3 + slots.checks_jobs
+    assert slots.threads == 2 * 3 + slots.checks_jobs
     with unbounded_turn() as turn, turn.checks():
         pass  # outside a run loop nothing is waited for
 

@@ -5,8 +5,9 @@ diff) holds one of N agent slots. Once the agent is done, the run gives its agen
 next run and waits for one of the checks slots (the machine's cores by default): a run's checks
 go on beside the next runs' agents instead of holding an agent slot, so at -j 1 the checks of
 run r and the agent of run r + 1 overlap, and at -j 20 twenty agents keep running while the
-finished ones are scored. Checks stay bounded by the cores: twenty test suites at once on two
-cores would only slow each other past their timeouts.
+finished ones are scored (up to N finished runs may wait for a checks slot). Checks stay bounded
+by the cores: twenty test suites at once on two cores would only slow each other past their
+timeouts.
 """
 
 from __future__ import annotations
@@ -103,8 +104,10 @@ class RunSlots:
 
     @property
     def threads(self) -> int:
-        """Worker threads enough for every slot to be busy."""
-        return self.jobs + self.checks_jobs
+        """Worker threads: every slot busy, and up to `jobs` more finished runs waiting for a
+        checks slot, so that a burst of agents ending at once (the same sleep, the same API
+        hiccup) leaves no agent slot idle while their checks are scored."""
+        return 2 * self.jobs + self.checks_jobs
 
     @contextmanager
     def agent_turn(self) -> Iterator[Turn]:
