@@ -3,8 +3,10 @@
 Workload: N tasks x 5 epochs (N = 20 and 100). Each sample copies a small repo-state (10 files)
 into a fresh folder, runs the agent `bash -c "printf 'hello\\n' > greet.txt"` there, runs the
 check `python checks.py` as a subprocess, records a pass/fail, and removes the folder. Both sides
-run at most 4 samples at a time (ci-eval `-j 4`; inspect `--max-samples 4 --max-subprocesses 4`)
+run at most 4 agents at a time (ci-eval `-j 4`; inspect `--max-samples 4 --max-subprocesses 4`)
 with the same interpreter of one throwaway venv holding both packages (ci-eval non-editable).
+ci-eval scores a run's checks beside the next runs' agents, on at most the cores (`--checks-jobs`
+default: up to 4 + 2 processes here); inspect scores a sample inside its sample slot.
 
   ci-eval: `ci-eval run -k 5 -j 4 --agent-cmd SCRIPT` (with its agent and checks sandboxes, its
            own diff and results files: what a user's CI pays).
