@@ -13,7 +13,10 @@ one gated task by 0.4 more. Each gated task is judged twice on the same PR runs:
                   main_record.arm_status judges (the record pooled into the control arm).
                   The "after main's last push" scenarios take the record before the drift (the
                   record does not show it yet). The pushes' own runs are not a PR's: they are
-                  reported apart (per push), not in runs per PR.
+                  reported apart (per push), not in runs per PR. Main's suite-wide drift
+                  (main_record.suite_shift) is taken over the gated tasks' records
+                  (--no-suite-shift: the rule before it). The "on half the tasks" scenarios
+                  drift every other task only: a drift that is not the whole suite's.
 Every decision is the product's own (ci_eval/verdict/control.py, main_record.py,
 confirmation.py, gate.py). The record's draws use a random stream of their own, so the first two
 columns are the same trials, figure for figure, with or without the third.
