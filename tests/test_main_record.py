@@ -296,3 +296,27 @@ def test_the_verdict_takes_the_suite_s_drift():
     assert {t.status for t in judged.tasks} == {"drifted"}
     assert "suite-wide drift (0.10" in judged.tasks[0].note
     assert any(n.startswith("Drift: 8 task(s)") for n in judged.notes)
+
+
+def test_the_runner_s_references_take_the_suite_s_drift_over_gated_entries():
+    from ci_eval.verdict.baseline import Baseline, BaselineEntry
+
+    names = [f"task-{i:03d}" for i in range(8)]
+
+    def push(day: int) -> RunSummary:  # every task at 4/5 on main (0.80) against 36/40
+        return RunSummary(date=f"2026-11-{day:02d}", recorded_at=f"2026-11-{day:02d}T10:00:00Z",
+                          commit=None, agent="claude", ci_eval_version="0",
+                          tasks={n: TaskRecord(n, 5, 4, 0, 5, drifted=False, baseline_passes=36,
+                                               baseline_runs=40) for n in names})
+
+    history = [push(day) for day in range(11, 19)]  # 8 pushes: 32/40 per task
+    entries = {n: BaselineEntry(n, 36, 40, "2026-11-01", "h") for n in names}
+    refs = main_record.references_of(history, Baseline("claude", entries), agent="claude",
+                                     today=TODAY)
+    assert refs == {n: Fraction(64, 80) for n in names}  # the moved baseline pooled: 0.80
+    # an aspirational entry is not the suite's: with 4 gated tasks left, no suite-wide drift
+    fewer = entries | {n: BaselineEntry(n, 36, 40, "2026-11-01", "h", aspirational=True)
+                       for n in names[4:]}
+    refs = main_record.references_of(history, Baseline("claude", fewer), agent="claude",
+                                     today=TODAY)
+    assert refs[names[0]] == Fraction(68, 80)  # the baseline pooled as it is
