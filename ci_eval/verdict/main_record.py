@@ -22,7 +22,7 @@ since main's last push, a task the record lacks).
               gated tasks, z^2 > SUITE_DRIFT_Z2), the mean fall of the OTHER tasks (a task's
               own runs are not counted twice); with it, reference() pools the record with the
               baseline moved down by that shift (80 runs of main now, not 40) unless the two
-              disagree on the task (two-sided p < SHIFT_AGREE_P: a drift that is not the
+              disagree on the task (one-sided Fisher p < SHIFT_AGREE_P either way: a drift not the
               suite's; then the record alone);
   control_evidence  main now for the verdict's test: the control arm's runs pooled with the
               record while the control arm is not shown below it (p >= CONTROL_AGREE_P), else
