@@ -13,7 +13,10 @@ one gated task by 0.4 more. Each gated task is judged twice on the same PR runs:
                   main_record.arm_status judges (the record pooled into the control arm).
                   The "after main's last push" scenarios take the record before the drift (the
                   record does not show it yet). The pushes' own runs are not a PR's: they are
-                  reported apart (per push), not in runs per PR.
+                  reported apart (per push), not in runs per PR. Main's suite-wide drift
+                  (main_record.suite_shift) is taken over the gated tasks' records
+                  (--no-suite-shift: the rule before it). The "on half the tasks" scenarios
+                  drift every other task only: a drift that is not the whole suite's.
 Every decision is the product's own (ci_eval/verdict/control.py, main_record.py,
 confirmation.py, gate.py). The record's draws use a random stream of their own, so the first two
 columns are the same trials, figure for figure, with or without the third.
@@ -85,13 +88,14 @@ class ArmJudge:
         return self._status[key]
 
 
-def two_arms(rng, judge: ArmJudge, base, p_pr, p_control, first, record=None):
+def two_arms(rng, judge: ArmJudge, base, p_pr, p_control, first, record=None, shift=None):
     """(status, PR runs, control runs) of one gated task whose first k PR runs passed `first`.
     With `record` ((baseline passes, runs), main_record.MainRecord): staged against
-    main_record.reference's rate, judged by main_record.arm_status."""
+    main_record.reference's rate (with main's suite-wide drift `shift`, if shown), judged by
+    main_record.arm_status."""
     rate, ref = base, None
     if record is not None:
-        ref = main_record.reference(*record[0], record[1])
+        ref = main_record.reference(*record[0], record[1], shift=shift)
         rate = ref.rate
     a, n, c, m = first[0], first[1], 0, 0
     while not (step := judge.step(rate, a, n, c, m)).final:
@@ -105,14 +109,26 @@ def two_arms(rng, judge: ArmJudge, base, p_pr, p_control, first, record=None):
 
 
 def trial(rng, alone: Judge, arms: ArmJudge, rates, n_baseline, k, drift, drop, drift_fails,
-          record_rng, pushes, after_push):
+          record_rng, pushes, after_push, half=False, suite_shift=True):
     """One PR. record_rng: the stream of main's record and of the third column's further runs;
     pushes: main's recorded pushes (k runs per task each; 0: no third column); after_push: the
-    drift came after main's last push (the record is at the rate before it)."""
+    drift came after main's last push (the record is at the rate before it); half: only every
+    other task drifts; suite_shift: the third column takes main's suite-wide drift
+    (main_record.suite_shift)."""
     counts = [binomial(rng, n_baseline, float(p)) for p in rates]
     baselines = [Fraction(x, n_baseline) for x in counts]
     candidates = [i for i, b in enumerate(baselines) if gated(b)]
     target = rng.choice(candidates) if drop and candidates else None
+    records, shifts = {}, {}
+    if pushes:
+        for i in candidates:
+            moved = after_drop(rates[i], drift) if not (half and i % 2) else rates[i]
+            records[i] = main_record.MainRecord(
+                binomial(record_rng, pushes * k, float(rates[i] if after_push else moved)),
+                pushes * k, pushes)
+        if suite_shift:
+            shifts = main_record.suite_shift({i: (counts[i], n_baseline, records[i])
+                                              for i in candidates})
     failed, flagged, runs, control_runs = [False] * 3, [False] * 3, [0, 0, 0, 0], [0, 0]
     drifted = 0
     for i, p in enumerate(rates):
@@ -121,7 +137,7 @@ def trial(rng, alone: Judge, arms: ArmJudge, rates, n_baseline, k, drift, drop, 
             for mode in range(4):
                 runs[mode] += k
             continue
-        main_rate = float(after_drop(p, drift))
+        main_rate = float(after_drop(p, drift) if not (half and i % 2) else p)
         now = float(after_drop(after_drop(p, drift), drop)) if i == target else main_rate
         first = binomial(rng, k, now)
         runs[2] += k + (0 if arms.screen_clears(base, first, k) else arms.stages[0])
@@ -134,11 +150,9 @@ def trial(rng, alone: Judge, arms: ArmJudge, rates, n_baseline, k, drift, drop, 
         fails = status == "regressed" or (drift_fails and status == "drifted")
         with_record = False
         if pushes:
-            recorded = float(p) if after_push else main_rate
-            record = main_record.MainRecord(binomial(record_rng, pushes * k, recorded),
-                                            pushes * k, pushes)
             rec_status, rec_pr, rec_ctl = two_arms(record_rng, arms, base, now, main_rate,
-                                                   (first, k), ((counts[i], n_baseline), record))
+                                                   (first, k), ((counts[i], n_baseline),
+                                                                records[i]), shifts.get(i))
             with_record = rec_status == "regressed" or (drift_fails and rec_status == "drifted")
             runs[3] += rec_pr + rec_ctl
             control_runs[1] += rec_ctl
@@ -154,7 +168,8 @@ def trial(rng, alone: Judge, arms: ArmJudge, rates, n_baseline, k, drift, drop, 
     return failed, flagged, runs, control_runs, drifted, target
 
 
-def scenario(rng, alone, arms, rates, args, drift, drop, record_rng=None, after_push=False):
+def scenario(rng, alone, arms, rates, args, drift, drop, record_rng=None, after_push=False,
+             half=False):
     """One scenario's figures: [baseline alone, control arm, control arm + main's record] for
     PRs failed, the dropped task flagged and runs per PR / (tasks x k), each with its 95%
     interval half-width (`*_ci`); `floor_ratio`: the runs if every task the first stage does not
@@ -165,7 +180,7 @@ def scenario(rng, alone, arms, rates, args, drift, drop, record_rng=None, after_
     for _ in range(args.trials):
         failed, flagged, used, control_runs, n_drifted, target = trial(
             rng, alone, arms, rates, args.baseline_runs, args.k, drift, drop, args.drift_fails,
-            record_rng, args.record_pushes, after_push)
+            record_rng, args.record_pushes, after_push, half, not args.no_suite_shift)
         if drop and target is None:
             continue
         ctl = [ctl[0] + control_runs[0], ctl[1] + control_runs[1]]
@@ -214,12 +229,17 @@ def run(args) -> dict:
         cases += [(f"{label} after main's last push", d, drop) for label, d, drop in
                   [("drift 0.1", DRIFTS[1], Fraction(0)), ("drift 0.2", DRIFTS[2], Fraction(0)),
                    ("drift 0.2 + PR drop 0.4", DRIFTS[2], PR_DROP)]]
+        cases += [(f"{label} on half the tasks", d, drop) for label, d, drop in
+                  [("drift 0.1", DRIFTS[1], Fraction(0)), ("drift 0.2", DRIFTS[2], Fraction(0)),
+                   ("drift 0.1 + PR drop 0.4", DRIFTS[1], PR_DROP),
+                   ("drift 0.2 + PR drop 0.4", DRIFTS[2], PR_DROP)]]
     for label, drift, drop in cases:
         print(f"gate_drift: {label}", file=sys.stderr, flush=True)
         rng = random.Random(f"{args.seed}-{label}")
         record_rng = random.Random(f"{args.seed}-{label}-record")
         rows[label] = scenario(rng, alone, arms, rates, args, drift, drop, record_rng,
-                               after_push="after main's last push" in label)
+                               after_push="after main's last push" in label,
+                               half="on half the tasks" in label)
     column = 2 if args.record_pushes else 1  # the figures: the design this run measures
     figures = {
         "false_alarm_per_pr": rows["drift 0.0"]["pr_fail"][column],
@@ -237,7 +257,8 @@ def run(args) -> dict:
     return {"settings": {"tasks": args.tasks, "k": args.k, "baseline_runs": args.baseline_runs,
                          "trials": args.trials, "seed": args.seed, "alpha": str(args.alpha),
                          "futility": str(args.futility), "record_pushes": args.record_pushes,
-                         "drift_fails": args.drift_fails, "stages": list(stages)},
+                         "drift_fails": args.drift_fails, "stages": list(stages),
+                         "suite_shift": not args.no_suite_shift},
             "scenarios": rows, "figures": figures, "met": met}
 
 
@@ -291,6 +312,9 @@ def main(argv=None) -> int:
     parser.add_argument("--record-pushes", type=int, default=main_record.RECORD_PUSHES,
                         help="main's recorded pushes (k runs per task each) as free control "
                              "evidence, the third column (0: no record, two columns)")
+    parser.add_argument("--no-suite-shift", action="store_true",
+                        help="the third column without main's suite-wide drift "
+                             "(main_record.suite_shift): the rule before it")
     parser.add_argument("--drift-fails", action="store_true",
                         help="as with `gate: {drift: fail}`: a drifted task fails the PR")
     parser.add_argument("--json", action="store_true")

@@ -27,7 +27,8 @@ def load_bench():
 def _args(**kw):
     values = {"trials": 150, "seed": 3, "tasks": 8, "k": 5, "baseline_runs": 40,
               "alpha": control.CONTROL_ALPHA, "futility": control.FUTILITY_P,
-              "drift_fails": False, "json": True, "record_pushes": 0}
+              "drift_fails": False, "json": True, "record_pushes": 0,
+              "no_suite_shift": False}
     values.update(kw)
     return argparse.Namespace(**values)
 
@@ -133,7 +134,7 @@ def test_the_record_column_follows_the_product_functions(monkeypatch):
     bench = load_bench()
     monkeypatch.setattr(main_record, "control_evidence", lambda c, m, record: (0, 0))
     monkeypatch.setattr(main_record, "reference",
-                        lambda *args: main_record.Reference(40, 40, "main"))
+                        lambda *args, **kw: main_record.Reference(40, 40, "main"))
     out = bench.run(_args(trials=30, record_pushes=4))
     # a reference of 1.00 and no control evidence: every PR arm below the line is regressed
     assert out["scenarios"]["drift 0.2"]["pr_fail"][2] == 1.0
@@ -155,3 +156,24 @@ def test_the_printed_report_shows_the_record_column(capsys):
         load_bench().main(["--trials", "5", "--record-pushes", "-1"])
     assert refused.value.code == 2
     assert "--record-pushes: expected 0 or more, got -1" in capsys.readouterr().err
+
+
+def test_main_s_suite_wide_drift_reaches_the_product(monkeypatch):
+    seen = []
+    shift = main_record.suite_shift
+
+    def spy(tasks):
+        seen.append(shifts := shift(tasks))
+        return shifts
+
+    monkeypatch.setattr(main_record, "suite_shift", spy)
+    out = load_bench().run(_args(tasks=20, trials=20, seed=1, record_pushes=8))
+    assert seen and any(seen)  # drifted scenarios show it; the bench takes the product's
+    # a drift of only some of the tasks is its own scenario, reported beside the others
+    half = out["scenarios"]["drift 0.2 on half the tasks"]
+    assert half["trials"] == 20 and len(half["pr_fail"]) == 3
+    assert "drift 0.2 + PR drop 0.4 on half the tasks" in out["scenarios"]
+    seen.clear()
+    before = load_bench().run(_args(tasks=20, trials=20, seed=1, record_pushes=8,
+                                    no_suite_shift=True))
+    assert seen == [] and before["settings"]["suite_shift"] is False

@@ -3,6 +3,7 @@ reference and as free control evidence; which records count; a task judged with 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from fractions import Fraction
 
@@ -240,3 +241,82 @@ def test_arm_status_without_control_runs_is_the_rule_against_the_reference():
     assert main_record.arm_status(ref, DRIFTED_RECORD, 1, 10, 0, 0) == "regressed"
     assert main_record.arm_status(ref, DRIFTED_RECORD, 6, 10, 0, 0) == "unchanged"
     assert main_record.arm_status(ref, None, 10, 10, 0, 0) == "improved"
+
+
+def _suite(record: MainRecord, tasks: int = 8) -> dict[str, tuple[int, int, MainRecord]]:
+    return {f"task-{i:03d}": (36, 40, record) for i in range(tasks)}
+
+
+def test_a_suite_wide_drift_is_the_other_tasks_mean_fall():
+    # 8 tasks each at 32/40 on main against 36/40 baselines: no task alone shows the 0.1 fall
+    # at 1/20, the suite does (z^2 = 12.5 > 9.5)
+    assert control.worse_p(32, 40, 36, 40) >= main_record.RECORD_SWITCH_P
+    shifts = main_record.suite_shift(_suite(MainRecord(32, 40, 8)))
+    assert shifts == {f"task-{i:03d}": Fraction(1, 10) for i in range(8)}
+    # leave-one-out: a task's own fall is not in its shift
+    suite = _suite(MainRecord(32, 40, 8)) | {"task-007": (36, 40, MainRecord(20, 40, 8))}
+    assert main_record.suite_shift(suite)["task-007"] == Fraction(1, 10)
+    assert main_record.suite_shift(suite)["task-000"] == (6 * Fraction(1, 10) + Fraction(4, 10)) / 7
+
+
+@pytest.mark.parametrize("suite", [
+    _suite(MainRecord(32, 40, 8), tasks=main_record.SUITE_MIN_TASKS - 1),  # too few tasks
+    _suite(MainRecord(35, 40, 8)),  # a fall the suite does not show (z^2 < 9.5)
+    _suite(MainRecord(40, 40, 8)),  # main above its baselines: no fall
+    {},
+])
+def test_no_suite_wide_drift_without_the_evidence(suite):
+    assert main_record.suite_shift(suite) == {}
+
+
+def test_the_suite_s_drift_moves_the_baseline_before_it_is_pooled():
+    ref = main_record.reference(36, 40, MainRecord(32, 40, 8), shift=Fraction(1, 10))
+    assert (ref.passes, ref.runs, ref.source) == (64, 80, "shifted+main")
+    assert "moved down by main's suite-wide drift (0.10; main moved" in ref.describe()
+    # without the shift the same record is pooled with the baseline as it is: 68/80
+    assert main_record.reference(36, 40, MainRecord(32, 40, 8)).rate == Fraction(68, 80)
+    # a task that did not move with the suite (40/40 on main): the record alone, not the moved
+    # baseline (a drift of only some tasks does not lower the others' line)
+    alone = main_record.reference(36, 40, MainRecord(40, 40, 8), shift=Fraction(2, 10))
+    assert (alone.passes, alone.runs, alone.source) == (40, 40, "main")
+    # the moved baseline stays within 0..runs
+    assert main_record.reference(2, 40, MainRecord(0, 40, 8), shift=Fraction(1, 2)).passes == 0
+
+
+def test_the_verdict_takes_the_suite_s_drift():
+    # every task on main at 32/40 against 36/40: a PR at 5/10 is below the baseline's line
+    # (0.60) and the pooled 68/80's (0.55), not below the moved reference's (64/80 - 0.30)
+    tasks = tuple(dataclasses.replace(_tv("regressed", 5), task=f"task-{i:03d}")
+                  for i in range(8))
+    records = {t.task: MainRecord(32, 40, 8) for t in tasks}
+    assert main_record.judge_task(tasks[0], records[tasks[0].task],
+                                  rules=GateRules()).status == "regressed"
+    judged = main_record.with_record(Verdict(tasks=tasks, k=5, agent="claude"), records, {},
+                                     GateRules())
+    assert {t.status for t in judged.tasks} == {"drifted"}
+    assert "suite-wide drift (0.10" in judged.tasks[0].note
+    assert any(n.startswith("Drift: 8 task(s)") for n in judged.notes)
+
+
+def test_the_runner_s_references_take_the_suite_s_drift_over_gated_entries():
+    from ci_eval.verdict.baseline import Baseline, BaselineEntry
+
+    names = [f"task-{i:03d}" for i in range(8)]
+
+    def push(day: int) -> RunSummary:  # every task at 4/5 on main (0.80) against 36/40
+        return RunSummary(date=f"2026-11-{day:02d}", recorded_at=f"2026-11-{day:02d}T10:00:00Z",
+                          commit=None, agent="claude", ci_eval_version="0",
+                          tasks={n: TaskRecord(n, 5, 4, 0, 5, drifted=False, baseline_passes=36,
+                                               baseline_runs=40) for n in names})
+
+    history = [push(day) for day in range(11, 19)]  # 8 pushes: 32/40 per task
+    entries = {n: BaselineEntry(n, 36, 40, "2026-11-01", "h") for n in names}
+    refs = main_record.references_of(history, Baseline("claude", entries), agent="claude",
+                                     today=TODAY)
+    assert refs == {n: Fraction(64, 80) for n in names}  # the moved baseline pooled: 0.80
+    # an aspirational entry is not the suite's: with 4 gated tasks left, no suite-wide drift
+    fewer = entries | {n: BaselineEntry(n, 36, 40, "2026-11-01", "h", aspirational=True)
+                       for n in names[4:]}
+    refs = main_record.references_of(history, Baseline("claude", fewer), agent="claude",
+                                     today=TODAY)
+    assert refs[names[0]] == Fraction(68, 80)  # the baseline pooled as it is

@@ -17,6 +17,13 @@ since main's last push, a task the record lacks).
               pooled with the record while the record is not below it (one-sided Fisher p >=
               RECORD_SWITCH_P), the record alone once it is (main has moved: main now is the
               reference), the baseline alone without a record;
+  suite_shift main's drift since the baseline over the whole suite (drift is usually for
+              everyone): when the suite's record is below its baselines (a z-test over the
+              gated tasks, z^2 > SUITE_DRIFT_Z2), the mean fall of the OTHER tasks (a task's
+              own runs are not counted twice); with it, reference() pools the record with the
+              baseline moved down by that shift (80 runs of main now, not 40) unless the two
+              disagree on the task (one-sided Fisher p < SHIFT_AGREE_P either way: a drift not the
+              suite's; then the record alone);
   control_evidence  main now for the verdict's test: the control arm's runs pooled with the
               record while the control arm is not shown below it (p >= CONTROL_AGREE_P), else
               the control arm alone (main moved since its last push);
@@ -37,6 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -45,7 +53,7 @@ from ci_eval.results.history import RunSummary
 from ci_eval.verdict import control
 from ci_eval.verdict.baseline import Baseline
 from ci_eval.verdict.control import CONTROL_ALPHA, better_p, worse_p
-from ci_eval.verdict.gate import REGRESSION_DROP, rate_status
+from ci_eval.verdict.gate import REGRESSION_DROP, is_gated_entry, rate_status
 from ci_eval.verdict.model import TaskStatus, TaskVerdict, Verdict
 from ci_eval.verdict.rules import GateRules
 
@@ -54,7 +62,11 @@ CONTROL_AGREE_P = Fraction(1, 20)  # control arm pooled with the record unless b
 DRIFT_EXCUSE_P = Fraction(1, 3)  # "drifted" needs the control arm below the reference at p <
 RECORD_PUSHES = 8  # main's last pushes pooled (k = 5 each: 40 runs, a baseline's worth)
 RECORD_MAX_AGE_DAYS = 14
-REFERENCE_SOURCES = ("baseline", "baseline+main", "main")
+SUITE_DRIFT_Z2 = Fraction(19, 2)  # z^2 (z = 3.08, one-sided p ~ 0.001): the suite's record is low
+SUITE_MIN_TASKS = 5  # tasks with a record before a suite-wide shift is estimated
+SHIFT_AGREE_P = Fraction(1, 20)  # the moved baseline pooled unless the record differs at p <
+REFERENCE_SOURCES = ("baseline", "baseline+main", "main", "shifted+main")
+MAIN_SOURCES = ("main", "shifted+main")  # references that say main has moved
 
 
 @dataclass(frozen=True)
@@ -77,6 +89,7 @@ class Reference:
     passes: int
     runs: int
     source: str
+    shift: Fraction = Fraction(0)  # "shifted+main": how far the baseline was moved down
 
     @property
     def rate(self) -> Fraction:
@@ -84,22 +97,52 @@ class Reference:
 
     def describe(self) -> str:
         what = {"baseline": "the baseline", "baseline+main": "the baseline pooled with main's "
-                "record", "main": "main's record (main moved since the baseline)"}[self.source]
+                "record", "main": "main's record (main moved since the baseline)",
+                "shifted+main": f"main's record pooled with the baseline moved down by main's "
+                f"suite-wide drift ({float(self.shift):.2f}; main moved since the baseline)"
+                }[self.source]
         return f"reference {self.passes}/{self.runs} = {float(self.rate):.2f}, {what}"
 
 
 def reference(baseline_passes: int, baseline_runs: int, record: MainRecord | None = None,
-              switch_p: Fraction = RECORD_SWITCH_P) -> Reference:
-    """The reference of a task (module docstring). baseline_runs must be >= 1."""
+              switch_p: Fraction = RECORD_SWITCH_P, *,
+              shift: Fraction | None = None) -> Reference:
+    """The reference of a task (module docstring). baseline_runs must be >= 1. shift: the
+    suite's drift (suite_shift) when it showed one."""
     if not 0 <= baseline_passes <= baseline_runs or baseline_runs < 1:
         raise ValueError(f"a baseline needs 0 <= passes <= runs >= 1, got "
                          f"{baseline_passes}/{baseline_runs}")
     if record is None or record.runs <= 0:
         return Reference(baseline_passes, baseline_runs, "baseline")
+    if shift is not None:
+        moved = min(max(math.floor(baseline_passes - shift * baseline_runs + Fraction(1, 2)), 0),
+                    baseline_runs)
+        if min(worse_p(record.passes, record.runs, moved, baseline_runs),
+               better_p(record.passes, record.runs, moved, baseline_runs)) < SHIFT_AGREE_P:
+            return Reference(record.passes, record.runs, "main")
+        return Reference(moved + record.passes, baseline_runs + record.runs, "shifted+main", shift)
     if worse_p(record.passes, record.runs, baseline_passes, baseline_runs) < switch_p:
         return Reference(record.passes, record.runs, "main")
     return Reference(baseline_passes + record.passes, baseline_runs + record.runs,
                      "baseline+main")
+
+
+def suite_shift(tasks: Mapping[str, tuple[int, int, MainRecord]]) -> dict[str, Fraction]:
+    """task -> main's suite-wide drift for that task, from every gated task's (baseline passes,
+    baseline runs, main's record): empty unless at least SUITE_MIN_TASKS tasks have a record
+    and the suite's record is below its baselines (the sum over tasks of baseline rate - record
+    rate, against its variance with each task's pooled rate: z^2 > SUITE_DRIFT_Z2). A task's
+    shift is the mean fall of the other tasks (leave-one-out: its own runs count once)."""
+    falls, variance = {}, Fraction(0)
+    for task, (passes, runs, record) in tasks.items():
+        if record.runs > 0 and runs > 0:
+            falls[task] = Fraction(passes, runs) - Fraction(record.passes, record.runs)
+            pooled = Fraction(passes + record.passes, runs + record.runs)
+            variance += pooled * (1 - pooled) * (Fraction(1, runs) + Fraction(1, record.runs))
+    total = sum(falls.values(), Fraction(0))
+    if len(falls) < SUITE_MIN_TASKS or total <= 0 or total * total <= SUITE_DRIFT_Z2 * variance:
+        return {}
+    return {task: (total - fall) / (len(falls) - 1) for task, fall in falls.items()}
 
 
 def record_of(summaries: Sequence[RunSummary], task: str, baseline_passes: int,
@@ -177,7 +220,8 @@ def arm_status(ref: Reference, record: MainRecord | None, pr_passes: int, pr_run
 
 
 def judge_task(verdict: TaskVerdict, record: MainRecord | None, control_passes: int = 0,
-               control_runs: int = 0, *, rules: GateRules) -> TaskVerdict:
+               control_runs: int = 0, *, rules: GateRules,
+               shift: Fraction | None = None) -> TaskVerdict:
     """A task's verdict against main's record (and its control arm's valid runs, if any):
     control.judge_task's, decided again by arm_status. A PR arm below the baseline's line but
     not below a reference that is main's record is "drifted": main has moved, not this PR."""
@@ -187,15 +231,15 @@ def judge_task(verdict: TaskVerdict, record: MainRecord | None, control_passes: 
             or verdict.status not in control.RATE_STATUSES or not verdict.baseline_runs
             or verdict.baseline_rate is None):
         return judged
-    ref = reference(verdict.baseline_passes or 0, verdict.baseline_runs, record)
+    ref = reference(verdict.baseline_passes or 0, verdict.baseline_runs, record, shift=shift)
     passes = verdict.passes or 0
     status = arm_status(ref, record, passes, verdict.runs, control_passes, control_runs,
                         threshold=rules.regression_threshold)
     below_baseline = rate_status(verdict.baseline_rate, passes, verdict.runs,
                                  rules.regression_threshold) == "regressed"
-    if status == "unchanged" and ref.source == "main" and below_baseline:
+    if status == "unchanged" and ref.source in MAIN_SOURCES and below_baseline:
         status = "drifted"
-    if status == judged.status and ref.source != "main":
+    if status == judged.status and ref.source not in MAIN_SOURCES:
         return judged  # the record agrees with the baseline and changes nothing: no note
     shown = f"main's record {record.passes}/{record.runs} over {record.pushes} push(es); " \
             f"{ref.describe()}"
@@ -223,8 +267,12 @@ def with_record(verdict: Verdict, records: Mapping[str, MainRecord],
                 controls: Mapping[str, tuple[int, int]], rules: GateRules) -> Verdict:
     """The Verdict with each task judged against main's record (task -> MainRecord) and its
     control arm (task -> (passes, valid runs)), by judge_task; the drift note when a task
-    drifted."""
-    tasks = tuple(judge_task(t, records.get(t.task), *controls.get(t.task, (0, 0)), rules=rules)
+    drifted. Main's suite-wide drift (suite_shift) is taken over the gated tasks of `records`."""
+    shifts = suite_shift({t.task: (t.baseline_passes or 0, t.baseline_runs, records[t.task])
+                          for t in verdict.tasks
+                          if t.task in records and t.gated and t.baseline_runs})
+    tasks = tuple(judge_task(t, records.get(t.task), *controls.get(t.task, (0, 0)), rules=rules,
+                             shift=shifts.get(t.task))
                   if t.task in records or t.task in controls else t for t in verdict.tasks)
     return dataclasses.replace(verdict, tasks=tasks,
                                notes=verdict.notes + control.drift_notes(tasks, rules))
@@ -233,12 +281,17 @@ def with_record(verdict: Verdict, records: Mapping[str, MainRecord],
 def references_of(summaries: Sequence[RunSummary], baseline: Baseline, *, agent: str | None,
                   today: dt.date) -> dict[str, Fraction]:
     """task -> reference().rate for every baseline entry with a usable record (record_of): what
-    `run --main-history` stages a gated task against in the baseline's place."""
-    rates = {}
+    `run --main-history` stages a gated task against in the baseline's place (main's suite-wide
+    drift taken over the entries that gate by the default rules, as with_record takes it over
+    the verdict's gated tasks)."""
+    records = {}
     for task, entry in baseline.entries.items():
-        if entry.runs <= 0:
-            continue
-        record = record_of(summaries, task, entry.passes, entry.runs, agent=agent, today=today)
-        if record is not None:
-            rates[task] = reference(entry.passes, entry.runs, record).rate
-    return rates
+        if entry.runs > 0:
+            record = record_of(summaries, task, entry.passes, entry.runs, agent=agent, today=today)
+            if record is not None:
+                records[task] = record
+    shifts = suite_shift({task: (baseline.entries[task].passes, baseline.entries[task].runs,
+                                 record) for task, record in records.items()
+                          if is_gated_entry(baseline.entries[task])})
+    return {task: reference(baseline.entries[task].passes, baseline.entries[task].runs, record,
+                            shift=shifts.get(task)).rate for task, record in records.items()}
