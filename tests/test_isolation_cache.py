@@ -1,0 +1,160 @@
+"""isolation.detect()'s full answer kept across processes (run/sandbox/isolation_cache.py,
+docs/isolation.md "Without namespaces"): only "both sandboxes work", under a key of what the
+answer depends on, read back only from a file of this user's that no one else may write."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import stat
+from pathlib import Path
+
+import pytest
+
+from ci_eval.results.notices import ChecksIsolation
+from ci_eval.run.sandbox import isolation, isolation_cache
+
+SANDBOXED = isolation.detect().checks_sandboxed and isolation.detect().agent_sandboxed
+needs_sandbox = pytest.mark.skipif(not SANDBOXED, reason="no agent/checks sandbox here")
+
+
+@pytest.fixture
+def probes(tmp_path, monkeypatch):
+    """A fresh detect() with its cache under tmp_path: the real probes, counted."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv(isolation_cache.SWITCH_ENV, raising=False)
+    monkeypatch.delenv("CI_EVAL_NO_ISOLATION", raising=False)
+    calls = []
+    real = isolation._probed
+
+    def counted(user):
+        calls.append(user)
+        return real(user)
+
+    monkeypatch.setattr(isolation, "_probed", counted)
+    isolation.detect.cache_clear()
+    yield calls
+    isolation.detect.cache_clear()
+
+
+def _fresh_detect() -> isolation.Isolation:
+    isolation.detect.cache_clear()
+    return isolation.detect()
+
+
+def _kept(tmp_path: Path) -> Path:
+    return tmp_path / "xdg" / "ci-eval" / f"isolation-{os.geteuid()}.json"
+
+
+@needs_sandbox
+def test_the_full_answer_is_kept_and_read_back_without_probing(tmp_path, probes):
+    first = _fresh_detect()
+    kept = _kept(tmp_path)
+    assert len(probes) == 1 and first.agent_sandboxed and first.checks_sandboxed
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    assert stat.S_IMODE(kept.parent.stat().st_mode) == 0o700
+    assert json.loads(kept.read_text()) == {"key": isolation_cache.platform_key(),
+                                            "sandboxed": True}
+    assert _fresh_detect() == first and len(probes) == 1
+
+
+@needs_sandbox
+@pytest.mark.parametrize("fact", ["proc", "namespaces", "sandbox_sources", "ci_eval", "ids"])
+def test_a_changed_fact_probes_again(tmp_path, probes, monkeypatch, fact):
+    _fresh_detect()
+    real = isolation_cache.platform_facts
+
+    def changed():
+        facts = real()
+        facts[fact] = [facts[fact], "changed"]
+        return facts
+
+    monkeypatch.setattr(isolation_cache, "platform_facts", changed)
+    assert _fresh_detect().checks_sandboxed and len(probes) == 2
+    assert json.loads(_kept(tmp_path).read_text())["key"] == isolation_cache.platform_key()
+    assert _fresh_detect().checks_sandboxed and len(probes) == 2
+
+
+@needs_sandbox
+def test_a_degraded_answer_is_never_kept_and_drops_the_kept_one(tmp_path, probes, monkeypatch):
+    """The checks' probe failing, as on a machine without their namespaces, under another key:
+    the kept answer goes, none is written, and the next start probes again."""
+    _fresh_detect()
+    real = isolation._probe
+
+    def checks_refused(user, net, notices, what, consequence):
+        if not net:
+            return real(user, net, notices, what, consequence)
+        notices.append(f"no {what} here (refused): {consequence}")
+        return False
+
+    monkeypatch.setattr(isolation, "_probe", checks_refused)
+    monkeypatch.setattr(isolation_cache, "platform_facts", lambda: {"another": "machine state"})
+    degraded = _fresh_detect()
+    assert degraded.checks is not ChecksIsolation.SANDBOX and degraded.notices
+    assert not _kept(tmp_path).exists()
+    assert _fresh_detect() == degraded and len(probes) == 3
+
+
+def _forged_files(kept: Path, key: str):
+    """Files that hold a right-looking answer but must not be read."""
+    good = json.dumps({"key": key, "sandboxed": True})
+    yield "writable by others", lambda: (kept.write_text(good), kept.chmod(0o666))
+    yield "writable by the group", lambda: (kept.write_text(good), kept.chmod(0o620))
+    target = kept.with_name("elsewhere.json")
+    yield "a link", lambda: (target.write_text(good), target.chmod(0o600),
+                             kept.symlink_to(target))
+    yield "another key", lambda: kept.write_text(json.dumps({"key": "0" * 64, "sandboxed": True}))
+    yield "more than the answer", lambda: kept.write_text(json.dumps(
+        {"key": key, "sandboxed": True, "notices": []}))
+    yield "not JSON", lambda: kept.write_text(good[:-1])
+    yield "a folder", lambda: kept.mkdir()
+    if os.geteuid() == 0:
+        nobody = pwd.getpwnam("nobody").pw_uid
+        yield "another user's", lambda: (kept.write_text(good), kept.chmod(0o600),
+                                         os.chown(kept, nobody, -1))
+
+
+@needs_sandbox
+def test_a_file_that_is_not_this_user_s_alone_is_not_read(tmp_path, probes):
+    kept = _kept(tmp_path)
+    key = isolation_cache.platform_key()
+    for name, forge in _forged_files(kept, key):
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        forge()
+        before = len(probes)
+        assert isolation_cache.holds_sandboxed(kept, key) is False, name
+        assert _fresh_detect().checks_sandboxed and len(probes) == before + 1, name
+        if name != "a folder":  # the probe's answer replaced the file (a link: the link)
+            assert not kept.is_symlink() and isolation_cache.holds_sandboxed(kept, key), name
+        kept.rmdir() if kept.is_dir() else kept.unlink()
+
+
+@needs_sandbox
+def test_no_isolation_wins_over_a_kept_answer_and_the_switch_turns_it_off(tmp_path, probes,
+                                                                           monkeypatch):
+    _fresh_detect()
+    monkeypatch.setenv("CI_EVAL_NO_ISOLATION", "1")
+    assert not _fresh_detect().agent_sandboxed
+    monkeypatch.delenv("CI_EVAL_NO_ISOLATION")
+    monkeypatch.setenv(isolation_cache.SWITCH_ENV, "0")
+    _kept(tmp_path).unlink()
+    assert _fresh_detect().checks_sandboxed and len(probes) == 2
+    assert not _kept(tmp_path).exists()
+
+
+@needs_sandbox
+def test_runs_started_on_a_kept_answer_are_sandboxed(tmp_path, repo_root, make_task, cli):
+    """Two `ci-eval run` starts: the first probes and keeps the answer, the second reads it;
+    both record sandboxed runs."""
+    make_task(repo_root)
+    env = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    for out in ("first", "second"):
+        result = cli("run", "--agent", "reference", "-k", "1", "--out", out, cwd=repo_root,
+                     env=env)
+        assert result.returncode == 0, result.stderr
+        lines = (repo_root / out / "task-001-example.jsonl").read_text().splitlines()
+        assert [json.loads(line)["isolation"] for line in lines] == [
+            "agent-sandbox,checks-sandbox"]
+        assert _kept(tmp_path).is_file()
