@@ -44,7 +44,14 @@ def _fresh_detect() -> isolation.Isolation:
 
 
 def _kept(tmp_path: Path) -> Path:
-    return tmp_path / "xdg" / "ci-eval" / f"isolation-{os.geteuid()}.json"
+    """The file a start with XDG_CACHE_HOME=tmp_path/xdg keeps its answer in."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+        patch.delenv(isolation_cache.SWITCH_ENV, raising=False)
+        kept = isolation_cache.cache_file()
+    assert kept is not None and kept.parent == tmp_path / "xdg" / "ci-eval"
+    assert kept.name.startswith(f"isolation-{os.geteuid()}-")
+    return kept
 
 
 @needs_sandbox
@@ -158,3 +165,13 @@ def test_runs_started_on_a_kept_answer_are_sandboxed(tmp_path, repo_root, make_t
         assert [json.loads(line)["isolation"] for line in lines] == [
             "agent-sandbox,checks-sandbox"]
         assert _kept(tmp_path).is_file()
+
+
+def test_two_installs_keep_an_answer_each(monkeypatch, tmp_path):
+    """Two checkouts (or interpreters) on one machine do not overwrite each other's answer."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    here = isolation_cache.cache_file()
+    monkeypatch.setattr(isolation_cache, "SANDBOX_SOURCES", tmp_path / "other" / "sandbox")
+    elsewhere = isolation_cache.cache_file()
+    monkeypatch.setattr(isolation_cache.sys, "executable", "/other/python3")
+    assert len({here, elsewhere, isolation_cache.cache_file()}) == 3

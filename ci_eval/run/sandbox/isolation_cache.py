@@ -12,8 +12,9 @@ unsandboxed. A stale "sandboxed" (the sandbox broke after it was kept, with the 
 makes each run an infrastructure error (its launch fails), never an unsandboxed pass; removing
 the file, or CI_EVAL_ISOLATION_CACHE=0, makes the next start probe again.
 
-The file: $XDG_CACHE_HOME/ci-eval (default ~/.cache/ci-eval)/isolation-<euid>.json, read only
-when it is a regular file (no link followed) of this user that no one else may write.
+The file: $XDG_CACHE_HOME/ci-eval (default ~/.cache/ci-eval)/isolation-<euid>-<install>.json
+(<install>: a hash of where this ci_eval and interpreter are), read only when it is a regular file
+(no link followed) of this user that no one else may write.
 """
 
 from __future__ import annotations
@@ -53,7 +54,10 @@ def cache_file() -> Path | None:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     if not os.path.isabs(base):
         return None
-    return Path(base) / "ci-eval" / f"isolation-{os.geteuid()}.json"
+    # one file per install (this checkout's sandbox code, this interpreter): two checkouts on
+    # one machine do not overwrite each other's answer at every start
+    install = hashlib.sha256(f"{SANDBOX_SOURCES}\0{sys.executable}".encode()).hexdigest()[:16]
+    return Path(base) / "ci-eval" / f"isolation-{os.geteuid()}-{install}.json"
 
 
 def _read_small(path: str) -> str | None:
