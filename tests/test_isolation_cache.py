@@ -117,6 +117,7 @@ def _forged_files(kept: Path, key: str):
         {"key": key, "sandboxed": True, "notices": []}))
     yield "not JSON", lambda: kept.write_text(good[:-1])
     yield "a folder", lambda: kept.mkdir()
+    yield "a FIFO (opening it must not wait for a writer)", lambda: os.mkfifo(kept, 0o600)
     if os.geteuid() == 0:
         nobody = pwd.getpwnam("nobody").pw_uid
         yield "another user's", lambda: (kept.write_text(good), kept.chmod(0o600),
