@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -176,3 +179,44 @@ def test_two_installs_keep_an_answer_each(monkeypatch, tmp_path):
     elsewhere = isolation_cache.cache_file()
     monkeypatch.setattr(isolation_cache.sys, "executable", "/other/python3")
     assert len({here, elsewhere, isolation_cache.cache_file()}) == 3
+
+
+NO_SYS_ADMIN = ["setpriv", "--bounding-set", "-sys_admin"]  # root that cannot make namespaces
+
+
+@needs_sandbox
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
+                    reason="needs root (and setpriv) to take the namespaces away")
+def test_a_kept_answer_the_machine_no_longer_honours_makes_runs_errors_not_unsandboxed(
+        tmp_path, repo_root, make_task):
+    """A root without CAP_SYS_ADMIN can make no namespace. With a "sandboxed" kept under its
+    own key (stale, or forged), its run is an infrastructure error; with none, it probes,
+    runs unisolated with the notices, and keeps nothing."""
+    make_task(repo_root)
+    agent = tmp_path / "agent.sh"
+    agent.write_text("printf '42\\n' > answer.txt\n")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    env.pop(isolation_cache.SWITCH_ENV, None)
+    env.pop("CI_EVAL_NO_ISOLATION", None)
+    asked = subprocess.run([*NO_SYS_ADMIN, sys.executable, "-c",
+                            "from ci_eval.run.sandbox import isolation_cache as c; "
+                            "print(c.cache_file(), c.platform_key())"],
+                           env=env, capture_output=True, text=True, check=True)
+    kept, key = asked.stdout.split()
+    Path(kept).parent.mkdir(mode=0o700, parents=True)
+    Path(kept).write_text(json.dumps({"key": key, "sandboxed": True}))
+    Path(kept).chmod(0o600)
+
+    def run(out: str) -> dict:
+        subprocess.run([*NO_SYS_ADMIN, sys.executable, "-m", "ci_eval", "run", "--agent-cmd",
+                        f"sh {agent}", "-k", "1", "--out", out], cwd=repo_root, env=env,
+                       capture_output=True, text=True, timeout=120, check=False)
+        (line,) = (repo_root / out / "task-001-example.jsonl").read_text().splitlines()
+        return json.loads(line)
+
+    stale = run("stale")
+    assert stale["status"] == "error" and stale["reason"].startswith("agent sandbox:"), stale
+    Path(kept).unlink()
+    probed = run("probed")
+    assert (probed["status"], probed["isolation"]) == ("pass", "agent-unisolated,checks-online")
+    assert not Path(kept).exists()
