@@ -11,6 +11,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -179,6 +180,24 @@ def test_two_installs_keep_an_answer_each(monkeypatch, tmp_path):
     elsewhere = isolation_cache.cache_file()
     monkeypatch.setattr(isolation_cache.sys, "executable", "/other/python3")
     assert len({here, elsewhere, isolation_cache.cache_file()}) == 3
+
+
+@needs_sandbox
+def test_other_installs_files_unused_for_a_week_go_when_an_answer_is_written(tmp_path, probes):
+    folder = tmp_path / "xdg" / "ci-eval"
+    folder.mkdir(parents=True)
+    old, recent = (folder / f"isolation-{os.geteuid()}-{name}.json" for name in ("0ld", "recent"))
+    for path in (old, recent):
+        path.write_text("{}")
+    week = isolation_cache.UNUSED_DAYS * 86400
+    os.utime(old, (time.time() - week - 60,) * 2)
+    os.utime(recent, (time.time() - week + 3600,) * 2)
+    foreign = folder / "build-logs"
+    foreign.mkdir()
+    os.utime(foreign, (time.time() - 2 * week,) * 2)
+    _fresh_detect()
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [recent.name, _kept(tmp_path).name, "build-logs"])
 
 
 NO_SYS_ADMIN = ["setpriv", "--bounding-set", "-sys_admin"]  # root that cannot make namespaces

@@ -25,6 +25,7 @@ import os
 import stat
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import ci_eval
@@ -32,6 +33,7 @@ import ci_eval
 FORMAT = 1
 READ_CAP = 4096
 SWITCH_ENV = "CI_EVAL_ISOLATION_CACHE"  # "0": neither read nor write the file
+UNUSED_DAYS = 7  # other installs' files older than this go when an answer is written
 SANDBOX_SOURCES = Path(__file__).parent
 PROC_FILES = (
     "/proc/sys/kernel/random/boot_id",
@@ -142,7 +144,20 @@ def keep_sandboxed(path: Path, key: str) -> None:
             os.unlink(temp)
             raise
     except OSError:
-        pass
+        return
+    _drop_unused(path)
+
+
+def _drop_unused(kept: Path) -> None:
+    """Every start of a checkout that moves (a temp copy, a new clone) keeps a file of its own:
+    those not written for UNUSED_DAYS go (one that is still used is probed and written again)."""
+    cutoff = time.time() - UNUSED_DAYS * 86400
+    for other in kept.parent.glob(f"isolation-{os.geteuid()}-*.json"):
+        try:
+            if other != kept and other.lstat().st_mtime < cutoff:
+                other.unlink()
+        except OSError:
+            pass
 
 
 def forget(path: Path) -> None:
