@@ -422,13 +422,17 @@ CHEATS = {
 }
 
 
-@pytest.mark.parametrize("cheat", sorted(CHEATS))
-def test_agent_cannot_fake_test_outcomes_from_the_workspace(tmp_path, cheat):
-    repo = tmp_path / "repo"
+def _write_tested_task(repo: Path) -> None:
     write_task(repo, checks=TESTED_TASK_CHECKS, files={
         "calc.py": "def add(a, b):\n    return a - b\n",
         "tests/test_calc.py": "from calc import add\n\ndef test_add():\n    assert add(2, 2) == 4\n",
     }, solution="sed -i 's/a - b/a + b/' calc.py\n")
+
+
+@pytest.mark.parametrize("cheat", sorted(CHEATS))
+def test_agent_cannot_fake_test_outcomes_from_the_workspace(tmp_path, cheat):
+    repo = tmp_path / "repo"
+    _write_tested_task(repo)
     cheat_file = tmp_path / "cheat.txt"
     cheat_file.write_text(CHEATS[cheat])
     agent = tmp_path / "cheat.sh"
@@ -438,7 +442,13 @@ def test_agent_cannot_fake_test_outcomes_from_the_workspace(tmp_path, cheat):
     record = read_lines(repo / "results" / "task-001-greet.jsonl")[0]
     assert record["status"] == "fail", record
     assert cheat in record["diff"]
-    # and the honest fix still passes through the same checks
+
+
+def test_the_honest_fix_passes_the_checks_the_cheats_fail(tmp_path):
+    """The same task and checks as the cheats above (one run for all of them: the fix is the
+    same for each)."""
+    repo = tmp_path / "repo"
+    _write_tested_task(repo)
     assert cli("run", "--agent", "reference", "-k", "1", "--out", "ref", cwd=repo).returncode == 0
     assert read_lines(repo / "ref" / "task-001-greet.jsonl")[0]["status"] == "pass"
 

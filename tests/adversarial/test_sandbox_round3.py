@@ -184,8 +184,9 @@ def test_tmp_stays_writable_for_agent_and_checks_when_home_is_under_tmp(arena, m
         statuses = {}
         for home in ("/tmp", str(nested)):
             out = f"out-{len(statuses)}"
+            # the harness's own cache (docs/isolation.md) kept out of the HOME under test
             result = arena.run("run", "-k", "1", "--agent", "a", "--out", out, out=out,
-                               env={"HOME": home})
+                               env={"HOME": home, "XDG_CACHE_HOME": str(arena.base / "cache")})
             assert result.returncode == 0, result.detail()
             statuses[home] = (result.record()["status"], result.record()["reason"])
         assert statuses == {"/tmp": ("pass", "checks passed"),

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_eval.results.notices import ChecksIsolation, RecordedIsolation
-from ci_eval.run.sandbox import launcher
+from ci_eval.run.sandbox import isolation_cache, launcher
 from ci_eval.run.sandbox.launcher import Request
 from ci_eval.run.sandbox.process import Pipe, run_process
 from ci_eval.run.sandbox.sandbox_program import read_failure
@@ -71,8 +71,23 @@ def detect() -> Isolation:
         notice = ("isolation disabled by CI_EVAL_NO_ISOLATION=1: solutions were readable by "
                   "the agent; checks ran without a sandbox and with network access")
         return Isolation(False, ChecksIsolation.ONLINE, notices=(notice,))
-    notices: list[str] = []
     user = os.geteuid() != 0
+    kept = isolation_cache.cache_file()
+    key = isolation_cache.platform_key() if kept is not None else None
+    if kept is not None and key is not None and isolation_cache.holds_sandboxed(kept, key):
+        return Isolation(True, ChecksIsolation.SANDBOX, user)
+    found = _probed(user)
+    if kept is not None and key is not None:
+        if found.agent_sandboxed and found.checks_sandboxed:
+            isolation_cache.keep_sandboxed(kept, key)
+        else:
+            isolation_cache.forget(kept)
+    return found
+
+
+def _probed(user: bool) -> Isolation:
+    """The probes themselves: the agents' sandbox, then the checks' (or what is left of it)."""
+    notices: list[str] = []
     agent = _probe(user, False, notices, "agent sandbox",
                    "solutions were readable by the agent, and it could write outside its run "
                    "folder")
