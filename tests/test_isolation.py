@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import select
 import shutil
 import signal
 import subprocess
@@ -274,14 +275,22 @@ def test_sandbox_as_non_root_in_a_user_namespace():
 # --- 2. nothing the harness started outlives it ----------------------------------------------
 
 
-def _start_and_kill_harness(repo: Path, args: list[str], marker: str, env: dict | None = None):
+def _started(marker: str, program: str) -> list[int]:
+    """The live processes that are `program` itself (exec'd), whose command line holds marker:
+    a prefix (setpriv, a shell) holds the marker too, before the command runs."""
+    return [pid for pid in live_pids_with(marker)
+            if Path(_cmdline(pid).split("\0", 1)[0]).name == program]
+
+
+def _start_and_kill_harness(repo: Path, args: list[str], marker: str, program: str,
+                            env: dict | None = None):
     proc = subprocess.Popen([sys.executable, "-m", "ci_eval", "run", *args], cwd=repo, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
-        while len(live_pids_with(marker)) < 2 and time.monotonic() < deadline:
+        while len(_started(marker, program)) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert live_pids_with(marker), "the commands never started"
+        assert len(_started(marker, program)) >= 2, "the commands never started"
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         return _wait_gone(marker)
@@ -304,7 +313,7 @@ def test_kill_9_of_the_harness_kills_every_agent(tmp_path, isolated):
     # unisolated, only the agent's own process is guaranteed (docs/isolation.md): exec, no child
     agent = f"sleep 3{marker}" if not isolated else f"bash -c 'sleep 3{marker}; sleep 4{marker}'"
     survivors = _start_and_kill_harness(
-        repo, ["-k", "2", "-j", "2", "--timeout", "600", "--agent-cmd", agent], marker, env)
+        repo, ["-k", "2", "-j", "2", "--timeout", "600", "--agent-cmd", agent], marker, "sleep", env)
     assert survivors == [], "agents outlived the harness"
 
 
@@ -314,7 +323,8 @@ def test_kill_9_of_the_harness_kills_running_checks(tmp_path):
     write_task(repo, f"task-001-slow-checks-{marker}",
                checks="import time\ntime.sleep(600)\n",
                metadata={"timeout_seconds": {"checks": 600}})
-    survivors = _start_and_kill_harness(repo, ["--agent", "reference", "-k", "2", "-j", "2"], marker)
+    survivors = _start_and_kill_harness(repo, ["--agent", "reference", "-k", "2", "-j", "2"], marker,
+                                        Path(sys.executable).name)
     assert survivors == [], "checks outlived the harness"
 
 
@@ -349,6 +359,44 @@ def test_without_setpriv_a_python_shim_arms_the_parent_death_signal(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+        _kill_all(marker)
+
+
+@pytest.mark.parametrize("setpriv", [True, False])
+def test_a_harness_killed_before_the_signal_is_armed_leaves_no_command_running(tmp_path, setpriv):
+    """kill -9 between the fork and the prefix's prctl: the signal would never come, so the
+    prefix must see that its parent is gone and not run the command. Here the forked child waits
+    for the harness to die (its end of a pipe at EOF) and only then execs the prefix."""
+    marker = _marker()
+    ran = tmp_path / "ran"
+    script = tmp_path / "harness.py"
+    script.write_text(
+        "import os, sys\n"
+        + ("" if setpriv else "os.environ['PATH'] = '/nonexistent'\n")
+        + "from ci_eval.run.sandbox import process\n"
+        "prefix = process.death_signal_prefix()\n"
+        f"assert ('setpriv' in prefix[0]) is {setpriv}, prefix\n"
+        "read_end, write_end = os.pipe()\n"
+        "if os.fork() == 0:\n"
+        "    os.close(write_end)\n"
+        "    os.read(read_end, 1)\n"  # EOF: the harness is gone
+        f"    command = ['/bin/sh', '-c', 'touch {ran}; exec sleep 3{marker}']\n"
+        "    os.execv(prefix[0], [*prefix, *command])\n"
+        "os._exit(0)\n")
+    done_read, done_write = os.pipe()  # EOF once the command's side has exited
+    try:
+        subprocess.run([sys.executable, str(script)], pass_fds=(done_write,), check=True,
+                       timeout=60)
+        os.close(done_write)
+        done_write = -1
+        ready, _, _ = select.select([done_read], [], [], 30)
+        assert ready and os.read(done_read, 1) == b"", "the command's side is still running"
+        assert not ran.exists(), "the command ran with no parent-death signal"
+        assert live_pids_with(marker) == []
+    finally:
+        for fd in (done_read, done_write):
+            if fd >= 0:
+                os.close(fd)
         _kill_all(marker)
 
 

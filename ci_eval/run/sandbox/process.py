@@ -45,16 +45,23 @@ def _keep_tail(stream, tail: bytearray, cap: int) -> None:
             del tail[: len(tail) - cap]
 
 
+# After setpriv armed the signal: a harness that died between the fork and that (its child now
+# belongs to a reaper) would never send it, so the command is not run. $0 is the harness's pid.
+_PARENT_STILL_THERE = '[ "$PPID" = "$0" ] || exit 137; exec "$@"'
+
+
 @functools.lru_cache(maxsize=1)
 def death_signal_prefix() -> tuple[str, ...]:
-    """The argv prefix that makes a command die with this process."""
-    setpriv = shutil.which("setpriv")
-    if setpriv:
+    """The argv prefix that makes a command die with this process: the signal armed, then a
+    check that this process was still its parent once it was (else exit 137, nothing run)."""
+    setpriv, shell = shutil.which("setpriv"), shutil.which("sh")
+    if setpriv and shell:
+        prefix = (setpriv, "--pdeathsig", "KILL", shell, "-c", _PARENT_STILL_THERE,
+                  str(os.getpid()))
         try:
-            probe = subprocess.run([setpriv, "--pdeathsig", "KILL", "true"], capture_output=True,
-                                   timeout=10, check=False)
+            probe = subprocess.run([*prefix, "true"], capture_output=True, timeout=10, check=False)
             if probe.returncode == 0:
-                return (setpriv, "--pdeathsig", "KILL")
+                return prefix
         except (OSError, subprocess.TimeoutExpired):
             pass
     return (sys.executable, "-I", "-S", "-c", program_text(pdeathsig_program), str(os.getpid()))
