@@ -347,12 +347,9 @@ def test_without_setpriv_a_python_shim_arms_the_parent_death_signal(tmp_path):
     try:
         assert proc.stdout.readline().strip() == "started"
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:  # the shim's cmdline holds the marker too: wait for exec
-            sleeping = [pid for pid in live_pids_with(marker) if _cmdline(pid).startswith("/bin/sleep")]
-            if sleeping:
-                break
-            time.sleep(0.05)
-        assert sleeping, "sleep never started"
+        while not _started(marker, "sleep") and time.monotonic() < deadline:
+            time.sleep(0.05)  # the shim's cmdline holds the marker too: wait for the exec
+        assert _started(marker, "sleep"), "sleep never started"
         proc.send_signal(signal.SIGKILL)
         output = proc.communicate()[0]
         assert _wait_gone(marker) == [], output
