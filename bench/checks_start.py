@@ -1,5 +1,5 @@
-"""What a checks run's start costs over a bare interpreter: the fresh `python -I -S -B
-checks_program.py` every checks run gets (ci_eval/run/checks/checks_program.py), running a checks.py
+"""What a checks run's start costs over a bare interpreter: the fresh `python -I -S -B -c BOOT`
+of checks_program.py every checks run gets (ci_eval/run/checks/checks_program.py), running a checks.py
 that imports ci_eval.checks, against `python -I -S -c pass`.
 
 Each checks.py below runs through the real checks program (its verdict pipe, its process guard)
@@ -21,6 +21,8 @@ rounds of the wall and of the CPU (user + system, os.wait4) of one start:
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib.util
 import json
 import os
 import statistics
@@ -28,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -55,14 +58,25 @@ def start(argv: list[str], cwd: Path, pass_fds: tuple[int, ...] = ()) -> tuple[f
     return wall, usage.ru_utime + usage.ru_stime
 
 
+@functools.cache
+def program_of(package_parent: Path) -> types.ModuleType:
+    """That checkout's checks_program module (it imports the standard library alone): its own
+    `command` says how that checkout starts a checks run."""
+    path = package_parent / "ci_eval" / "run" / "checks" / "checks_program.py"
+    spec = importlib.util.spec_from_file_location(f"checks_program_{len(str(path))}_{hash(path)}",
+                                                  path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def checks_start(package_parent: Path, checks: Path, workspace: Path) -> tuple[float, float]:
     """One checks run as the harness starts it, with ci_eval from package_parent."""
-    program = package_parent / "ci_eval" / "run" / "checks" / "checks_program.py"
     sys_path = [p for p in checks_sys_path() if Path(p) != REPO] + [str(package_parent)]
     read, write = os.pipe()
     try:
-        figures = start([sys.executable, "-I", "-S", "-B", str(program), str(write), str(checks),
-                         *sys_path], workspace, (write,))
+        argv = program_of(package_parent).command(write, str(checks), sys_path)
+        figures = start(argv, workspace, (write,))
         os.close(write)
         write = -1
         with os.fdopen(read, "rb") as verdict:

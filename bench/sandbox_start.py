@@ -5,7 +5,7 @@ namespaces, the view and the exec) and wall milliseconds (the harness's call, st
 Agent: `true` as the agent, in agent_request's view of a fresh run folder (runs in the temp
 folder, as `ci-eval run` makes them). Checks: run_checks of overhead.py's trivial task (its
 checks.py reads one file) on a fresh workspace: the checks' sandbox, the fresh
-`python -I -S checks_program.py`, the verdict. Each kind in rounds of --repeat starts,
+`python -I -S -B -c BOOT` of checks_program, the verdict. Each kind in rounds of --repeat starts,
 interleaved with the same rounds from another checkout's ci_eval (`--against DIR`, a folder
 holding `ci_eval/`: `git archive <commit> ci_eval | tar -x -C DIR`), medians over the rounds.
 

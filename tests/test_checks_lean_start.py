@@ -4,6 +4,7 @@ checks.py imports before its own code is paid by every run (docs/perf-round3.md)
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path, PurePosixPath
@@ -14,6 +15,8 @@ from hypothesis import strategies as st
 
 import ci_eval.checks
 from ci_eval import output
+from ci_eval.run.checks import checks_program
+from ci_eval.run.sandbox.launcher import checks_sys_path
 
 REPO = Path(__file__).resolve().parents[1]
 # what no checks.py that leaves pytest, JUnit and declared tests alone should pay for
@@ -122,3 +125,46 @@ def test_paths_are_shown_and_named_as_pathlib_does(parts, absolute):
         return  # "" is no path; pathlib keeps a leading "//" (POSIX leaves it to the system)
     assert output.shown(text) == str(PurePosixPath(text))
     assert output.file_name(text) == PurePosixPath(text).name
+
+
+def _run_checks_program(tmp_path: Path, sys_path: list[str], extra_args: tuple[str, ...] = ()):
+    """checks_program.command as the harness starts it (no sandbox), on a checks.py that passes;
+    (the verdict word, stderr)."""
+    checks = tmp_path / "checks.py"
+    checks.write_text("import sys\nsys.exit(0)\n")
+    read, write = os.pipe()
+    argv = checks_program.command(write, str(checks), sys_path)
+    argv[1:1] = list(extra_args)
+    try:
+        done = subprocess.run(argv, pass_fds=(write,), capture_output=True, text=True,
+                              cwd=tmp_path, check=False)
+    finally:
+        os.close(write)
+    with open(read, "rb") as verdict:
+        word = verdict.read().split(b"\n", 1)[0]
+    return word, done.stderr
+
+
+def test_the_checks_program_starts_from_its_cached_bytecode_not_its_source(tmp_path):
+    """Run as a script, checks_program.py was compiled from source by every checks run (4 ms of
+    CPU on the run's critical path); imported, its bytecode in __pycache__ is used."""
+    assert not any(arg.endswith(".py") and "checks_program" in arg
+                   for arg in checks_program.command(3, "/x/checks.py", []))
+    # -X importtime lists every module imported; a script run as __main__ is not among them
+    word, stderr = _run_checks_program(tmp_path, list(checks_sys_path()), ("-X", "importtime"))
+    assert word == b"pass", stderr
+    assert "ci_eval.run.checks.checks_program" in stderr
+
+
+def test_the_checks_program_is_the_harness_own_even_when_another_ci_eval_comes_first(tmp_path):
+    """The checks' sys.path may list a site-packages folder holding another ci_eval before the
+    harness's: the program that guards the verdict is the harness's own all the same."""
+    other = tmp_path / "other"
+    program = other / "ci_eval" / "run" / "checks"
+    program.mkdir(parents=True)
+    for folder in (other / "ci_eval", other / "ci_eval" / "run", program):
+        (folder / "__init__.py").write_text("")
+    (program / "checks_program.py").write_text(
+        "import os, sys\ndef main():\n    os.write(int(sys.argv[1]), b'forged')\n    return 0\n")
+    word, stderr = _run_checks_program(tmp_path, [str(other), *checks_sys_path()])
+    assert word == b"pass", stderr

@@ -131,8 +131,9 @@ def test_sandboxed_checks_run_as_python_I_would_run_them(tmp_path, monkeypatch):
     assert "CI_EVAL_TEST_CANARY" not in seen["env"] and "CI_EVAL_WORKSPACE" in seen["env"]
     assert seen["caps"] == ["0000000000000000"]
     cmdline = seen["cmdline"].split("\0")
-    assert cmdline[:5] == [sys.executable, "-I", "-S", "-B", str(checks_program.__file__)]
-    assert cmdline[6] == str(task_dir / "checks.py"), cmdline
+    assert cmdline[:5] == [sys.executable, "-I", "-S", "-B", "-c"]
+    assert cmdline[5] == checks_program.command(0, "", [])[5]  # the boot that imports it
+    assert cmdline[7] == str(task_dir / "checks.py"), cmdline
     assert seen["main"] == str(task_dir / "checks.py") and seen["pid"] == 1
     assert seen["cwd"] == str(workspace.resolve())
 

@@ -157,10 +157,10 @@ def test_the_checks_interpreter_starts_while_the_agent_runs_and_waits_for_the_go
                 argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if any(arg.endswith(b"checks_program.py") for arg in argv):
+            if any(b"import checks_program" in arg for arg in argv):
                 waiting.append(argv)
     assert waiting, "no checks interpreter started before the go"
-    fds = waiting[0][[a.endswith(b"checks_program.py") for a in waiting[0]].index(True) + 1]
+    fds = waiting[0][[b"import checks_program" in a for a in waiting[0]].index(True) + 1]
     assert b":" in fds  # VERDICT_FD:GATE_FD, the go read by the checks program itself
     assert not (workspace / "judged.txt").exists()  # started, checks.py not run
     (workspace / "greet.txt").write_text("hello\n")

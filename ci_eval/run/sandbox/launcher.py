@@ -4,7 +4,7 @@ A sandbox needs a few mount(2) calls that no shell tool makes, so each sandboxed
 start `setpriv` + `unshare` + a Python for the mounts (+ a second Python for the checks
 wrapper): 25-45 ms of CPU per command, the largest part of the harness's cost per run. Instead,
 one launcher interpreter per harness process and kind (launcher_program.py) forks each command into its
-namespaces and execs it there: an agent, or a fresh `python -I -S checks_program.py` for checks.py.
+namespaces and execs it there: an agent, or a fresh `python -I -S -B -c BOOT` (checks_program) for checks.py.
 What the command sees is the same view (`sandbox_program.isolate`); see launcher_program.py for
 how it is made.
 
@@ -44,7 +44,7 @@ TITLE = "ci-eval-sandbox-launcher"  # its last argument: what ps shows it as
 @dataclass(frozen=True)
 class Request:
     """What to start: `argv` (mode exec) or `checks` (mode checks: that checks.py, run by a
-    fresh `python -I -S checks_program.py` with `sys_path`), in `view` (what the sandbox shows), in new
+    fresh `python -I -S -B -c BOOT` of checks_program with `sys_path`), in `view` (what the sandbox shows), in new
     mount + PID namespaces, a user namespace (`user`) and a network namespace (`net`)."""
 
     argv: tuple[str, ...]

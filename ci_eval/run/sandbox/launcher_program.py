@@ -27,7 +27,7 @@ set from inside: nothing of the command runs before), maps its user to root in a
 namespace, / private, a fresh /proc, the view (`sandbox_program.isolate`; a held path is bound
 only while it is still the folder of the descriptor the harness opened), no capabilities;
 `exec`: gated, it waits until the harness writes "g" on the gate (EOF instead: it exits,
-nothing run), then execs the command; `checks`: exec `python -I -S -B checks_program.py
+nothing run), then execs the command; `checks`: exec `python -I -S -B -c BOOT
 VERDICT_FD[:GATE_FD] CHECKS_PY SYS_PATH...` (checks_program.command), as the harness starts it
 where there is no sandbox, at once: gated, the checks program waits for the go itself, its
 interpreter started while the agent runs. It is a fresh interpreter, so that every checks run
