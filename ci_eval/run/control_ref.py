@@ -14,7 +14,6 @@ import re
 import shutil
 import subprocess
 import tarfile
-import tempfile
 from pathlib import Path
 
 from ci_eval.agents.config_file import load_config, resolve_agent
@@ -22,6 +21,7 @@ from ci_eval.errors import UserError
 from ci_eval.plain_tar import extract_plain
 from ci_eval.results.control_arm import check_marked
 from ci_eval.results.store import drop_torn_tail, results_path
+from ci_eval.run import scratch
 from ci_eval.run.context import Arm
 from ci_eval.run.resume import check_resumable, read_recorded
 from ci_eval.tasks.upstream import GIT_ENV
@@ -77,7 +77,7 @@ def control_arm(repo_root: Path, ref: str, agent_name: str | None,
     """The control arm of REF: its agent entry and its tree as the harness root. `workdir`: the
     folder to unpack into (default: a new temp folder; the caller removes it)."""
     commit = ref_commit(repo_root, ref)
-    into = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="ci-eval-control-"))
+    into = Path(workdir) if workdir else scratch.make("control")
     try:
         tree = extract_tree(repo_root, commit, into)
         agent = resolve_agent(load_config(tree), agent_name, None)

@@ -12,7 +12,6 @@ agent's change.
 from __future__ import annotations
 
 import json
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -23,10 +22,10 @@ from ci_eval.grading.rubric import RUBRIC_FILE, Rubric, task_grading
 from ci_eval.grading.score import RubricResult, score, test_counts
 from ci_eval.grading.testids import TestIds, passes
 from ci_eval.output import read_user_file
+from ci_eval.run import scratch
 from ci_eval.run.checks.scoring import CheckKind, CheckOutcome
 from ci_eval.run.runners import LocalRunner, Runner
 from ci_eval.run.sandbox.isolation import Isolation
-from ci_eval.run.sandbox.views import TEMP_PREFIX
 from ci_eval.run.workspace.build import WorkspaceError, WorkspaceFactory, apply_patch, remove_tree
 from ci_eval.run.workspace.diff import WorkspaceDiff, workspace_diff
 from ci_eval.tasks.model import Task
@@ -202,7 +201,7 @@ def grade_patch(task: Task, patch: Path, isolation: Isolation,
     runner = runner or LocalRunner(isolation, checks_host_home=host_home)
     started = time.monotonic()
     grading = load_grading(task)
-    base = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX + "grade-"))
+    base = scratch.make("grade")
     try:
         workspaces = WorkspaceFactory(base / "templates")
         workspace = base / "workspace"

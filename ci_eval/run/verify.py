@@ -9,7 +9,6 @@ fail_to_pass test already passes on the untouched state or a pass_to_pass test d
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -17,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_eval.grading.testids import TestRow, verification_rows
+from ci_eval.run import scratch
 from ci_eval.run.checks.scoring import CheckOutcome
 from ci_eval.run.grade import Graded, graded, load_grading
 from ci_eval.run.runners import LocalRunner, Runner
 from ci_eval.run.sandbox import cancellation
 from ci_eval.run.sandbox.isolation import Isolation
-from ci_eval.run.sandbox.views import TEMP_PREFIX
 from ci_eval.run.workspace.build import WorkspaceError, WorkspaceFactory, remove_tree
 from ci_eval.run.workspace.diff import workspace_diff
 from ci_eval.tasks.lint_junit import checks_py_jest_problems
@@ -112,7 +111,7 @@ class _TaskPlan:
     def __init__(self, task: Task, runner: Runner, checks_env: tuple[str, ...]):
         self.task, self.runner, self.checks_env = task, runner, checks_env
         self.grading = load_grading(task)
-        self.base = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX + "verify-"))
+        self.base = scratch.make("verify")
         self.workspaces = WorkspaceFactory(self.base / "templates")
         self.states = [state for state in _states(task) if state[1] is None or state[1].exists()]
         self.runs: list[list[Future]] = []

@@ -15,16 +15,16 @@ import functools
 import os
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ci_eval.results.notices import ChecksIsolation, RecordedIsolation
+from ci_eval.run import scratch
 from ci_eval.run.sandbox import isolation_cache, launcher
 from ci_eval.run.sandbox.launcher import Request
 from ci_eval.run.sandbox.process import Pipe, run_process
 from ci_eval.run.sandbox.sandbox_program import read_failure
-from ci_eval.run.sandbox.views import TEMP_PREFIX, release_scratch, run_view
+from ci_eval.run.sandbox.views import release_scratch, run_view
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ def _probe(user: bool, net: bool, notices: list[str], what: str, consequence: st
     """Run the real sandbox once on a probe folder, through the launcher the runs will use
     (mount + PID namespaces, and a user / a network namespace as asked): whether it works (if
     not, a notice says so)."""
-    probe_dir = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX + "probe-"))
+    probe_dir = scratch.make("probe")
     try:
         run = probe_dir / "run"
         (run / "reports").mkdir(parents=True)

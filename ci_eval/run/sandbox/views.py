@@ -20,9 +20,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ci_eval.run import scratch
 from ci_eval.run.sandbox.sandbox_program import View
 
-TEMP_PREFIX = "ci-eval-"
+TEMP_PREFIX = scratch.PREFIX
 
 # Writable in the sandbox, but through an overlay whose writes are discarded with the run (what
 # was there stays readable: wrapper scripts and fixtures in /tmp keep working; sockets in them are

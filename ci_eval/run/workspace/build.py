@@ -21,16 +21,16 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
 import threading
 from pathlib import Path
 
+from ci_eval.run import scratch
 from ci_eval.run.sandbox import launcher
 from ci_eval.run.sandbox.isolation import detect
 from ci_eval.run.sandbox.process import Pipe, run_process
 from ci_eval.run.sandbox.requests import script_request
 from ci_eval.run.sandbox.sandbox_program import read_failure
-from ci_eval.run.sandbox.views import TEMP_PREFIX
+from ci_eval.run.scratch import remove_tree
 from ci_eval.run.workspace.gitdir import git_files, write_git
 from ci_eval.run.workspace.template import TreeTemplate
 from ci_eval.tasks.model import PATCH_SUFFIXES
@@ -215,7 +215,7 @@ def run_script(script: Path, workspace: Path, *, what: str, timeout: float = SET
     has one (no network, writes only to the workspace and its own HOME, nothing left
     running); without one, its own session, and nothing it started left running afterwards
     (its group killed, and whatever left the group found by the marker in its environment)."""
-    home = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}script-"))
+    home = scratch.make("script")
     env = script_env(workspace, home)
     command = ["bash", str(Path(script).resolve())]
     request = script_request(detect(), command, writable=[workspace, home])
@@ -271,109 +271,7 @@ def apply_output(source: Path, workspace: Path) -> None:
         raise WorkspaceError(f"{source}: expected a *.patch, *.diff or *.sh")
 
 
-def remove_tree(path: Path) -> None:
-    """Remove a folder that an agent may have written, links not followed, however deep: before
-    Python 3.12 shutil.rmtree recurses once per level, and 3000 nested folders are a
-    RecursionError (that would end the invocation, and every later one removing the folder)."""
-    try:
-        shutil.rmtree(path, ignore_errors=True)
-    except RecursionError:
-        _remove_deep(Path(path))
-
-
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-
-
-def _remove_deep(top: Path) -> None:
-    """Depth first, one open folder at a time (up through ".."): no recursion, no descriptor
-    per level. What cannot be removed is left, and not tried again."""
-    try:
-        fd = os.open(top, _DIR_FLAGS)
-    except OSError:
-        return
-    names: list[str] = []  # the way down from top
-    stuck: set[tuple[int, int]] = set()
-    try:
-        while True:
-            child = None
-            try:
-                with os.scandir(fd) as entries:
-                    for entry in entries:
-                        if not entry.is_dir(follow_symlinks=False):
-                            try:
-                                os.unlink(entry.name, dir_fd=fd)
-                            except OSError:
-                                pass
-                        elif (entry.inode(), os.fstat(fd).st_dev) not in stuck:
-                            child = entry.name
-                            break
-            except OSError:
-                pass
-            if child is not None:
-                try:
-                    inner = os.open(child, _DIR_FLAGS, dir_fd=fd)
-                except OSError:
-                    stuck.add((_inode(fd, child), os.fstat(fd).st_dev))
-                    continue
-                os.close(fd)
-                fd = inner
-                names.append(child)
-                continue
-            if not names:
-                break
-            here = os.fstat(fd)
-            parent = os.open("..", _DIR_FLAGS, dir_fd=fd)
-            os.close(fd)
-            fd = parent
-            try:
-                os.rmdir(names.pop(), dir_fd=fd)
-            except OSError:
-                stuck.add((here.st_ino, here.st_dev))
-    finally:
-        os.close(fd)
-    try:
-        os.rmdir(top)
-    except OSError:
-        pass
-
-
-def _inode(dir_fd: int, name: str) -> int:
-    try:
-        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_ino
-    except OSError:
-        return -1
-
-
-RUNS_PREFIX = TEMP_PREFIX + "run-"
-
-
-KEPT_MARKER = "KEPT"  # a runs folder kept with --keep: the next invocation leaves it alone
-
-
 def make_runs_base(*, keep: bool = False) -> Path:
-    """This invocation's folder of run folders, named after its pid so that what a killed
-    invocation left behind can be told apart and removed by the next one (unless --keep kept
-    it: those stay until their owner removes them)."""
-    remove_stale_runs_bases()
-    base = Path(tempfile.mkdtemp(prefix=f"{RUNS_PREFIX}{os.getpid()}-")).resolve()
-    if keep:
-        (base / KEPT_MARKER).write_text("kept by ci-eval run --keep; remove when done\n")
-    return base
-
-
-def remove_stale_runs_bases() -> None:
-    for path in Path(tempfile.gettempdir()).glob(RUNS_PREFIX + "*"):
-        pid = path.name[len(RUNS_PREFIX):].split("-", 1)[0]
-        if (pid.isdigit() and not _process_exists(int(pid))
-                and not (path / KEPT_MARKER).exists()):
-            remove_tree(path)
-
-
-def _process_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    """This invocation's folder of run folders (scratch.make: what a killed invocation left
+    behind is removed by the next one, unless --keep kept it)."""
+    return scratch.make("run", keep=keep)
