@@ -31,11 +31,11 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 from ci_eval import strict_json
-from ci_eval.run.scratch import make as scratch_folder
 from ci_eval.errors import UserError
 from ci_eval.importers.base import (
     IMPORTED_KEY,
@@ -287,7 +287,7 @@ def _patched_files(base: Path, patch: str, src: Path, where: str) -> dict[str, b
     """Each file the test patch touches, as it is after the patch (None: the patch deletes it).
     No link is followed or made: a patch that creates a symbolic link (or a path that goes
     through one in the base commit) is refused, naming the path."""
-    scratch = scratch_folder("import")
+    scratch = Path(tempfile.mkdtemp(prefix="ci-eval-import-"))
     try:
         (scratch / "test.patch").write_text(patch)
         touched = _git_apply(scratch, ["--numstat", "-z", str(scratch / "test.patch")], src,
