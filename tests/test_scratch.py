@@ -1,5 +1,5 @@
 """ci-eval's temp folders carry their process's PID (and PID namespace): what a killed invocation
-left behind is removed by the next one, and nothing else is (run/scratch.py)."""
+left behind is removed by the next one, and nothing else is (run/sandbox/scratch.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import tempfile
 
 import pytest
 
-from ci_eval.run import scratch
+from ci_eval.run.sandbox import scratch
 
 
 @pytest.fixture
@@ -75,7 +75,7 @@ def test_a_kept_runs_folder_is_marked_and_survives_the_next_sweep(temp):
 
 def test_a_killed_invocation_folders_are_removed_by_the_next(temp, tmp_path):
     """A real process makes a folder of each kind it uses and is killed with -9."""
-    code = ("import os, sys, time\nfrom ci_eval.run import scratch\n"
+    code = ("import os, sys, time\nfrom ci_eval.run.sandbox import scratch\n"
             "for kind in ('run', 'script', 'verify', 'probe'): scratch.make(kind)\n"
             "print('made', flush=True)\ntime.sleep(60)\n")
     child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,

@@ -21,7 +21,7 @@ from ci_eval.errors import UserError
 from ci_eval.plain_tar import extract_plain
 from ci_eval.results.control_arm import check_marked
 from ci_eval.results.store import drop_torn_tail, results_path
-from ci_eval.run import scratch
+from ci_eval.run.sandbox import scratch
 from ci_eval.run.context import Arm
 from ci_eval.run.resume import check_resumable, read_recorded
 from ci_eval.tasks.upstream import GIT_ENV

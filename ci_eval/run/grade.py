@@ -22,7 +22,7 @@ from ci_eval.grading.rubric import RUBRIC_FILE, Rubric, task_grading
 from ci_eval.grading.score import RubricResult, score, test_counts
 from ci_eval.grading.testids import TestIds, passes
 from ci_eval.output import read_user_file
-from ci_eval.run import scratch
+from ci_eval.run.sandbox import scratch
 from ci_eval.run.checks.scoring import CheckKind, CheckOutcome
 from ci_eval.run.runners import LocalRunner, Runner
 from ci_eval.run.sandbox.isolation import Isolation

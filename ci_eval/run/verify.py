@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ci_eval.grading.testids import TestRow, verification_rows
-from ci_eval.run import scratch
+from ci_eval.run.sandbox import scratch
 from ci_eval.run.checks.scoring import CheckOutcome
 from ci_eval.run.grade import Graded, graded, load_grading
 from ci_eval.run.runners import LocalRunner, Runner

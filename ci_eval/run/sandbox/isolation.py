@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ci_eval.results.notices import ChecksIsolation, RecordedIsolation
-from ci_eval.run import scratch
+from ci_eval.run.sandbox import scratch
 from ci_eval.run.sandbox import isolation_cache, launcher
 from ci_eval.run.sandbox.launcher import Request
 from ci_eval.run.sandbox.process import Pipe, run_process

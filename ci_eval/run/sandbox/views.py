@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ci_eval.run import scratch
+from ci_eval.run.sandbox import scratch
 from ci_eval.run.sandbox.sandbox_program import View
 
 TEMP_PREFIX = scratch.PREFIX

@@ -24,13 +24,13 @@ import subprocess
 import threading
 from pathlib import Path
 
-from ci_eval.run import scratch
+from ci_eval.run.sandbox import scratch
 from ci_eval.run.sandbox import launcher
 from ci_eval.run.sandbox.isolation import detect
 from ci_eval.run.sandbox.process import Pipe, run_process
 from ci_eval.run.sandbox.requests import script_request
 from ci_eval.run.sandbox.sandbox_program import read_failure
-from ci_eval.run.scratch import remove_tree
+from ci_eval.run.sandbox.scratch import remove_tree
 from ci_eval.run.workspace.gitdir import git_files, write_git
 from ci_eval.run.workspace.template import TreeTemplate
 from ci_eval.tasks.model import PATCH_SUFFIXES
