@@ -75,9 +75,24 @@ def test_the_control_arm_starts_below_the_line_past_the_first_stage():
     # 1/5 against 0.80 after the first stage: the PR arm alone first (0/5 from 0.6 is luck 1%)
     first = control.next_step(Fraction(4, 5), 1, 5)
     assert first.control_runs == 0 and first.pr_runs == 5
-    # still below at 10: both arms to the next stage, the control catching up
+    # at 10 and sure of the breach (confirmed): both arms to the next stage, the control
+    # catching up
     step = control.next_step(Fraction(4, 5), 2, 10)
     assert (step.pr_runs, step.control_runs, step.reason) == (5, 15, "control")
+
+
+def test_a_pr_arm_the_screen_is_unsure_of_runs_alone_to_the_second_stage():
+    # 4/10 against 0.80: below the line (0.50) but not confirmed: the PR arm alone to 15, where
+    # most unlucky arms of an unchanged PR clear the line again at no control cost
+    step = control.next_step(Fraction(4, 5), 4, 10)
+    assert (step.pr_runs, step.control_runs, step.reason) == (5, 0, "suspect")
+    assert control.next_step(Fraction(4, 5), 10, 15).reason == "clear"  # no control run at all
+    # still below past the second stage: the control starts and catches up
+    step = control.next_step(Fraction(4, 5), 6, 15)
+    assert (step.pr_runs, step.control_runs, step.reason) == (5, 20, "control")
+    # a single-stage or two-stage protocol still gets its control arm
+    assert control.next_step(Fraction(4, 5), 4, 10, stages=(5, 10)).reason in (
+        "last-stage", "control")
 
 
 def test_the_pair_stops_on_evidence_either_way_and_at_the_last_stage():

@@ -20,7 +20,8 @@ even when the test cannot tell the arms apart: main does not explain the drop.
 
 Staging (next_step): while the control arm has no runs, the PR arm is staged against the
 baseline exactly as confirmation.next_step does, and stops there when it clears. Once its
-pooled runs are below the line past the first stage, both arms run to the next stage together
+pooled runs are below the line past the second stage (or past the first, when the screen is
+already sure of the breach), both arms run to the next stage together
 (the control catches up; the runner interleaves them), and after every stage the pair stops
 when the test finds the PR worse (p < CONTROL_ALPHA), when there is no case against the PR left
 (p >= FUTILITY_P), when the PR arm clears the baseline again, or at the last stage (N runs per
@@ -52,6 +53,8 @@ from ci_eval.verdict.rules import GateRules
 
 CONTROL_ALPHA = Fraction(1, 1500)  # per task and direction: ~20 tasks, ~10 looks, 2% per PR
 FUTILITY_P = Fraction(2, 5)  # both arms stop once worse_p >= this: no case against the PR left
+CONTROL_FROM_STAGE = 1  # stages[i] (0-based): while the screen is still unsure, the PR arm
+# runs alone up to this stage; the control arm starts after it (or on a firm breach)
 ARM_STATUSES = ("regressed", "drifted", "improved", "unchanged")
 
 
@@ -134,8 +137,9 @@ def next_step(baseline_rate: Fraction | None, pr_passes: int, pr_runs: int,
     screen = baseline_step(baseline_rate, pr_passes, pr_runs, stages, recorded_runs=pr_recorded,
                            regression_threshold=threshold)
     if control_recorded == 0:
-        first_stage = pr_runs <= stages[0] and screen.runs_to_add
-        if not below or first_stage:  # the baseline screen alone, as confirmation stages it
+        alone_until = stages[min(CONTROL_FROM_STAGE, len(stages) - 1)]
+        early = pr_runs <= alone_until and screen.runs_to_add
+        if not below or early:  # the baseline screen alone, as confirmation stages it
             return ArmStep(screen.runs_to_add, 0, screen.reason)
         return _together(pr_recorded, control_recorded, stages, "control")
     p_worse = worse_p(pr_passes, pr_runs, control_passes, control_runs)
