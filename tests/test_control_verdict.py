@@ -71,7 +71,7 @@ def test_staging_above_the_line_is_the_confirmation_staging():
     assert control.next_step(Fraction(4, 5), 0, 0).reason == "no-runs"
 
 
-def test_the_control_arm_starts_below_the_line_past_the_first_stage():
+def test_a_confirmed_breach_starts_the_control_arm_past_the_first_stage():
     # 1/5 against 0.80 after the first stage: the PR arm alone first (0/5 from 0.6 is luck 1%)
     first = control.next_step(Fraction(4, 5), 1, 5)
     assert first.control_runs == 0 and first.pr_runs == 5
@@ -90,9 +90,11 @@ def test_a_pr_arm_the_screen_is_unsure_of_runs_alone_to_the_second_stage():
     # still below past the second stage: the control starts and catches up
     step = control.next_step(Fraction(4, 5), 6, 15)
     assert (step.pr_runs, step.control_runs, step.reason) == (5, 20, "control")
-    # a single-stage or two-stage protocol still gets its control arm
-    assert control.next_step(Fraction(4, 5), 4, 10, stages=(5, 10)).reason in (
-        "last-stage", "control")
+    # a protocol without a second stage to wait for still gets its control arm, at its end
+    step = control.next_step(Fraction(4, 5), 4, 10, stages=(5, 10))
+    assert (step.pr_runs, step.control_runs, step.reason) == (0, 10, "control")
+    step = control.next_step(Fraction(4, 5), 1, 5, stages=(5,))
+    assert (step.pr_runs, step.control_runs, step.reason) == (0, 5, "control")
 
 
 def test_the_pair_stops_on_evidence_either_way_and_at_the_last_stage():
