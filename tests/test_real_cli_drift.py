@@ -9,7 +9,14 @@ the model solves; then
       (main's CLAUDE.md, read from main's tree) solves, the PR's does not: exit 1, regressed,
       both arms' rates in the report.
 
-Small stages (-k 3, --confirm-stages 3,6) keep each case to a few real runs. Skipped (loudly; a
+and, on the path that saves the control arm's runs (control.CONTROL_FROM_STAGE):
+
+  (c) the model solves, but misses once in each of the PR's first two stages (2 of 3, 4 of 6):
+      below the line at the second stage but not confirmed, the PR's arm runs alone to the
+      third (stages 3,6,9), clears the line there (7 of 9), and main's arm never runs (from
+      the second stage on, it would have run 9 times); compare passes.
+
+Small stages (-k 3, --confirm-stages 3,6 or 3,6,9) keep each case to a few real runs. Skipped (loudly; a
 failure with CI_EVAL_NO_SKIPS=1) where npm is missing, as tests/test_real_clis.py.
 """
 
@@ -119,3 +126,32 @@ def test_drift_for_everyone_passes_and_a_dropped_rule_fails_against_main_now(cli
     markdown = cli("compare", "--format", "markdown", cwd=root).stdout
     assert "1 regressed" in markdown and f"0/{len(pr)}" in markdown
     assert f"control arm (main now) {len(control)}/{len(control)} = 1.00" in markdown
+
+
+def test_an_unlucky_pr_arm_runs_alone_to_the_third_stage_and_main_s_arm_never_runs(
+        cli_bins, tmp_path, cli):
+    with fake_models.FakeModelServer("solve", marker=MARKER) as fake:
+        root = _repo(tmp_path / "repo", fake.url)
+        _run(cli, root, cli_bins, "-k", "2", "-j", "2")
+        assert [r["status"] for r in _records(root)] == ["pass"] * 2
+        assert cli("baseline", "update", "--all", cwd=root).returncode == 0
+        git(root, "add", "baseline.json")
+        git(root, "commit", "-qm", "baseline: the model solves")
+        git(root, "checkout", "-qb", "pr-readme")
+        (root / "README.md").write_text("# The team's repo\n\nNow with a typo fixed.\n")
+        git(root, "commit", "-qam", "readme")
+        # one wrong edit in each of the PR's first two stages (their third run), then none
+        fake.settings = dataclasses.replace(fake.settings, wrong_edits=frozenset(
+            {fake.edit_requests + 3, fake.edit_requests + 6}))
+        _run(cli, root, cli_bins, "-k", "3", "--confirm-stages", "3,6,9", "-j", "3",
+             "--confirm-against", "baseline.json", "--control-ref", "main")
+        pr, control = _records(root), _records(root, "control")
+        assert fake.edit_requests == 2 + 9  # the baseline's runs and the PR's, one edit each
+    assert sorted(r["status"] for r in pr) == ["fail"] * 2 + ["pass"] * 7, \
+        [r["reason"] for r in pr]
+    assert control == []
+    compared = cli("compare", "--format", "json", cwd=root)
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+    (task,) = json.loads(compared.stdout)["tasks"]
+    assert task["status"] != "regressed" and task.get("control") is None, task
+    assert task["current"]["passes"] == 7 and task["current"]["runs"] == 9

@@ -46,7 +46,9 @@ Modes (the first argument; `MODES` lists them):
 
 marker="TEXT" (with solve): the right edit only when TEXT is in the request's body (a rule of the
 repo's CLAUDE.md or AGENTS.md reached the model), else the wrong one: a test that the agent's
-harness arrived. websocket="refuse" answers 503 to the WebSocket upgrade (a gateway without WebSockets; codex
+harness arrived. wrong_edits={N, ...} (with solve): the Nth request that decides a run's edit
+(counted over the server's life, `fake.edit_requests` so far) gets the wrong one anyway: a run
+that is unlucky once. websocket="refuse" answers 503 to the WebSocket upgrade (a gateway without WebSockets; codex
 falls back to HTTP POST). Nothing here reaches the network: the server binds 127.0.0.1 only.
 """
 

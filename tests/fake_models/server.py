@@ -55,6 +55,9 @@ class Settings:
     # solve: the right edit only when this text is in the request (a rule of the repo's
     # CLAUDE.md / AGENTS.md reached the model), else the wrong one; None: always the right one
     marker: str | None = None
+    # solve: the edit requests (a first turn with a shell tool: where a run's edit is decided),
+    # numbered from 1 in arrival order over the server's life, that get the wrong edit anyway
+    wrong_edits: frozenset[int] = frozenset()
 
 
 def route(method: str, path: str) -> tuple[str | None, str]:
@@ -120,7 +123,7 @@ class _Handler(BaseHTTPRequestHandler):
         if decision == "hang":
             return fake.hang()
         turn = api.turn(body)
-        step = plan(turn, fake.edit_for(body))
+        step = plan(turn, fake.edit_for(body, turn))
         ident = fake.ident()
         if not streamed:
             data = json.dumps(api.message(step, turn, model, ident)).encode()
@@ -260,7 +263,7 @@ class _Handler(BaseHTTPRequestHandler):
             fake.hang()
             return False
         turn = api.turn(body)
-        step = plan(turn, fake.edit_for(body))
+        step = plan(turn, fake.edit_for(body, turn))
         events = api.events(step, turn, model, fake.ident())
         if decision == "cut":
             self._ws_send(events[0][1])
@@ -332,6 +335,7 @@ class FakeModelServer:
         self.served: list[Usage] = []
         self._lock = threading.Lock()
         self._model_requests = 0
+        self.edit_requests = 0  # how many requests decided a run's edit so far (wrong_edits)
         self._fell_back = False  # cut_stream: a whole (not streamed) request was seen
         self._ids = itertools.count(1)
         self._stopping = threading.Event()
@@ -394,9 +398,14 @@ class FakeModelServer:
     def ident(self) -> str:
         return f"fake{next(self._ids):04d}"
 
-    def edit_for(self, body) -> Edit:
-        """The edit the script makes for this request (see Settings.marker)."""
+    def edit_for(self, body, turn) -> Edit:
+        """The edit the script makes for this request (see Settings.marker, .wrong_edits)."""
         settings = self.settings
+        if turn.shell is not None and turn.tool_results == 0:
+            with self._lock:
+                self.edit_requests += 1
+                if self.edit_requests in settings.wrong_edits:
+                    return settings.wrong_edit
         if settings.mode == "wrong":
             return settings.wrong_edit
         if settings.marker is not None and settings.marker not in json.dumps(body):
