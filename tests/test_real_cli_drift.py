@@ -78,20 +78,25 @@ def _run(cli, root: Path, bins: dict, *args: str):
     return ran
 
 
+def _baseline_then_readme_pr(cli, root: Path, bins: dict) -> None:
+    """main records a baseline where the model solves (2 runs); then a PR branch that changes
+    only README.md is checked out."""
+    _run(cli, root, bins, "-k", "2", "-j", "2")
+    assert [r["status"] for r in _records(root)] == ["pass"] * 2
+    assert cli("baseline", "update", "--all", cwd=root).returncode == 0
+    git(root, "add", "baseline.json")
+    git(root, "commit", "-qm", "baseline: the model solves")
+    git(root, "checkout", "-qb", "pr-readme")
+    (root / "README.md").write_text("# The team's repo\n\nNow with a typo fixed.\n")
+    git(root, "commit", "-qam", "readme")
+
+
 def test_drift_for_everyone_passes_and_a_dropped_rule_fails_against_main_now(cli_bins, tmp_path,
                                                                             cli):
     with fake_models.FakeModelServer("solve", marker=MARKER) as fake:
         root = _repo(tmp_path / "repo", fake.url)
-        _run(cli, root, cli_bins, "-k", "2", "-j", "2")
-        assert [r["status"] for r in _records(root)] == ["pass"] * 2
-        assert cli("baseline", "update", "--all", cwd=root).returncode == 0
-        git(root, "add", "baseline.json")
-        git(root, "commit", "-qm", "baseline: the model solves")
-
         # (a) the model degrades for everyone; the PR changes only README.md
-        git(root, "checkout", "-qb", "pr-readme")
-        (root / "README.md").write_text("# The team's repo\n\nNow with a typo fixed.\n")
-        git(root, "commit", "-qam", "readme")
+        _baseline_then_readme_pr(cli, root, cli_bins)
         fake.settings = dataclasses.replace(fake.settings, mode="wrong")
         _run(cli, root, cli_bins, *STAGES, "--confirm-against", "baseline.json",
              "--control-ref", "main")
@@ -132,14 +137,7 @@ def test_an_unlucky_pr_arm_runs_alone_to_the_third_stage_and_main_s_arm_never_ru
         cli_bins, tmp_path, cli):
     with fake_models.FakeModelServer("solve", marker=MARKER) as fake:
         root = _repo(tmp_path / "repo", fake.url)
-        _run(cli, root, cli_bins, "-k", "2", "-j", "2")
-        assert [r["status"] for r in _records(root)] == ["pass"] * 2
-        assert cli("baseline", "update", "--all", cwd=root).returncode == 0
-        git(root, "add", "baseline.json")
-        git(root, "commit", "-qm", "baseline: the model solves")
-        git(root, "checkout", "-qb", "pr-readme")
-        (root / "README.md").write_text("# The team's repo\n\nNow with a typo fixed.\n")
-        git(root, "commit", "-qam", "readme")
+        _baseline_then_readme_pr(cli, root, cli_bins)
         # one wrong edit in each of the PR's first two stages (their third run), then none
         fake.settings = dataclasses.replace(fake.settings, wrong_edits=frozenset(
             {fake.edit_requests + 3, fake.edit_requests + 6}))
