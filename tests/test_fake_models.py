@@ -59,6 +59,27 @@ def test_anthropic_stream_is_a_tool_call_then_a_final_message():
         assert [r.answer for r in server.model_requests()] == ["tool", "text"]
 
 
+def test_wrong_edits_counts_only_the_requests_that_decide_an_edit():
+    first = {"model": "m", "stream": False, "tools": [BASH],
+             "messages": [{"role": "user", "content": "do it"}]}
+    follow_up = {**first, "messages": first["messages"] + [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Bash", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": ""}]}]}
+    no_tools = {"model": "m", "stream": False, "messages": [{"role": "user", "content": "title?"}]}
+
+    def edit(server):
+        _, _, text, _ = post(server, "/v1/messages", first)
+        return json.loads(text)["content"][0]["input"]["command"]
+
+    with FakeModelServer(wrong_edits=frozenset({2})) as server:
+        assert "'42" in edit(server)
+        post(server, "/v1/messages", follow_up)  # a run's second turn: no edit decided
+        post(server, "/v1/messages", no_tools)  # a side request without the shell tool
+        assert server.edit_requests == 1
+        assert "'41" in edit(server)  # the second edit request: the wrong edit
+        assert "'42" in edit(server) and server.edit_requests == 3
+
+
 def test_chat_completions_gemini_and_responses_speak_their_own_formats():
     with FakeModelServer("wrong") as server:
         bash = {"type": "function", "function": {"name": "bash", "parameters": {
