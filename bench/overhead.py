@@ -57,22 +57,32 @@ def make_task(tasks: Path, number: int) -> Path:
     return task
 
 
-def bare_group(task: Path, scratch: Path, out: Path) -> None:
-    """What a minimal runner must do per run, k times, no sandbox."""
+def bare_group(task: Path, scratch: Path, out: Path, cpu: dict | None = None) -> None:
+    """What a minimal runner must do per run, k times, no sandbox. `cpu`: the CPU seconds of
+    its agents and its checks are added under "agent" and "checks"."""
     for run in range(1, K + 1):
         workspace = scratch / f"bare-{task.name}-{run}"
         shutil.copytree(task / "repo-state", workspace, symlinks=True)
         env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/"),
                "CI_EVAL_WORKSPACE": str(workspace), "CI_EVAL_RUN": str(run)}
-        subprocess.run(["bash", "-c", AGENT], cwd=workspace, env=env, check=True,
-                       stdin=subprocess.DEVNULL)
-        done = subprocess.run([sys.executable, str(task / "checks.py")], cwd=workspace,
-                              env=env, stdin=subprocess.DEVNULL, check=False)
-        status = "pass" if done.returncode == 0 else "fail"
+        agent = _child(["bash", "-c", AGENT], workspace, env, "agent", cpu)
+        assert agent == 0
+        status = "pass" if _child([sys.executable, str(task / "checks.py")], workspace, env,
+                                  "checks", cpu) == 0 else "fail"
         assert status == "pass"
         with open(out / f"{task.name}.jsonl", "a") as handle:
             handle.write(json.dumps({"task": task.name, "run": run, "status": status}) + "\n")
         shutil.rmtree(workspace)
+
+
+def _child(argv: list[str], cwd: Path, env: dict, step: str, cpu: dict | None) -> int:
+    """Run argv to its end (what subprocess.run does); its exit code, its CPU added to cpu[step]."""
+    child = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if cpu is not None:
+        cpu[step] = cpu.get(step, 0.0) + usage.ru_utime + usage.ru_stime
+    return child.returncode
 
 
 def harness_group(task: Path, repo: Path, out: Path) -> None:
@@ -101,14 +111,20 @@ def cpu_seconds() -> float:
     for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
         usage = resource.getrusage(who)
         total += usage.ru_utime + usage.ru_stime
-    for one in (launcher.AGENTS, launcher.CHECKS):
-        if one.pid:
-            try:
-                fields = Path(f"/proc/{one.pid}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            total += sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
-    return total
+    return total + sum(sum(launcher_cpu(one)) for one in (launcher.AGENTS, launcher.CHECKS))
+
+
+def launcher_cpu(one) -> tuple[float, float]:
+    """(its own CPU seconds, its reaped children's: the sandboxed commands) of a sandbox
+    launcher; zeros when it is not running."""
+    if not one.pid:
+        return 0.0, 0.0
+    try:
+        fields = Path(f"/proc/{one.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0, 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / tick, (int(fields[13]) + int(fields[14])) / tick
 
 
 def per_sample(base: Path, groups: int) -> dict:
@@ -232,19 +248,27 @@ def inner(args) -> int:
     return 0
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def groups_cli(doc: str, script: str, run_inner) -> int:
+    """The command line of a bench measured in groups of k=5 runs a side (this one,
+    run_cost.py): run_inner(args) inside the venv."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--groups", type=int, default=12, help="groups of k=5 runs per side")
     parser.add_argument("--venv", type=Path, help="reuse (or make) the venv here")
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.groups < 1:
+        parser.error("--groups: expected a whole number >= 1")
     if args.inner:
-        return inner(args)
+        return run_inner(args)
     import _venv
 
-    return _venv.run_inside(__file__, args.venv,
+    return _venv.run_inside(script, args.venv,
                             ["--groups", str(args.groups)] + (["--json"] if args.json else []))
+
+
+def main() -> int:
+    return groups_cli(__doc__, __file__, inner)
 
 
 if __name__ == "__main__":

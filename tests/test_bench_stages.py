@@ -77,3 +77,32 @@ def test_workspace_copy_refuses_no_rounds():
     done = subprocess.run([sys.executable, str(BENCH.parent / "workspace_copy.py"), "--rounds",
                            "0"], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2 and "expected a whole number >= 1" in done.stderr
+
+
+@pytest.mark.skipif(not (isolation.detect().agent_sandboxed and isolation.detect().checks_sandboxed),
+                    reason="no agent and checks sandbox on this machine")
+def test_run_cost_splits_a_run_s_cpu_by_process():
+    """bench/run_cost.py (--inner: in this interpreter, no venv made): every sandboxed part was
+    read from its launcher (a launcher not read would give 0), and each side's total is the sum
+    of its parts."""
+    done = subprocess.run([sys.executable, str(BENCH.parent / "run_cost.py"), "--inner",
+                           "--groups", "1", "--json"], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)
+    harness, bare = figures["cpu_ms_per_run"]["harness"], figures["cpu_ms_per_run"]["bare"]
+    assert set(harness) == {"runner", "agent_launcher", "agent_sandbox", "checks_launcher",
+                            "checks_sandbox", "total"}
+    assert set(bare) == {"runner", "agent", "checks", "total"}
+    assert harness["agent_sandbox"] > 0 and harness["checks_sandbox"] > 0, figures
+    assert bare["agent"] > 0 and bare["checks"] > 0, figures
+    for parts in (harness, bare):
+        assert abs(parts["total"] - sum(v for k, v in parts.items() if k != "total")) < 0.05
+    assert figures["runs"] == 5 and figures["wall_ratio"] > 0, figures
+
+
+def test_run_cost_refuses_no_groups():
+    done = subprocess.run([sys.executable, str(BENCH.parent / "run_cost.py"), "--groups", "0"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2 and "--groups: expected a whole number >= 1" in done.stderr
+    assert "Traceback" not in done.stderr
