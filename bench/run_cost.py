@@ -6,8 +6,8 @@ each process (user + system, kernel work included) summed over the groups, per r
 
   harness  runner           the harness process (getrusage): workspace, its .git, run folders,
                             the requests, the diff, results, the cleaner; it starts no program
-           agent_launcher   the agents' sandbox launcher (/proc/PID/stat): its clone(2) into
-                            the namespaces, per request
+           agent_launcher   the agents' sandbox launcher (/proc/PID/stat, in clock ticks: read
+                            over many runs): its clone(2) into the namespaces, per request
            agent_sandbox    what it forked and reaped: the fork's view, the exec, then bash
            checks_launcher  the checks' launcher, the same
            checks_sandbox   the fork's view, the exec, `python -I -S -B -c BOOT` of
