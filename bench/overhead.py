@@ -79,7 +79,7 @@ def _child(argv: list[str], cwd: Path, env: dict, step: str, cpu: dict | None) -
     """Run argv to its end (what subprocess.run does); its exit code, its CPU added to cpu[step]."""
     child = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL)
     _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
+    child.returncode = os.waitstatus_to_exitcode(status)  # reaped: Popen must not wait again
     if cpu is not None:
         cpu[step] = cpu.get(step, 0.0) + usage.ru_utime + usage.ru_stime
     return child.returncode
