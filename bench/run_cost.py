@@ -72,8 +72,8 @@ def measure(base: Path, groups: int) -> dict:
 
     found = isolation.detect()
     if not (found.agent_sandboxed and found.checks_sandboxed):
-        raise SystemExit("run_cost.py: this machine runs no agent and checks sandbox "
-                         f"({found}); there is nothing to split")
+        raise SystemExit("run_cost.py: no agent and checks sandbox here, nothing to split: "
+                         + "; ".join(found.notices))
     repo = base / "repo"
     tasks = repo / "tasks"
     tasks.mkdir(parents=True)

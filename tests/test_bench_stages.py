@@ -4,6 +4,7 @@ within the run (what is left for workspace and the rest is positive)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -106,3 +107,12 @@ def test_run_cost_refuses_no_groups():
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2 and "--groups: expected a whole number >= 1" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_run_cost_without_a_sandbox_says_why_and_measures_nothing():
+    done = subprocess.run([sys.executable, str(BENCH.parent / "run_cost.py"), "--inner",
+                           "--groups", "1", "--json"], capture_output=True, text=True, timeout=60,
+                          check=False, env={**os.environ, "CI_EVAL_NO_ISOLATION": "1"})
+    assert done.returncode == 1 and done.stdout == ""
+    assert "no agent and checks sandbox here" in done.stderr
+    assert "CI_EVAL_NO_ISOLATION" in done.stderr and "Traceback" not in done.stderr
