@@ -30,14 +30,11 @@ HERE = Path(__file__).resolve().parent
 
 def _launchers_cpu_ms() -> float:
     """CPU of both launchers and of the children they reaped (every sandboxed command)."""
+    from overhead import launcher_cpu
+
     from ci_eval.run.sandbox import launcher
 
-    total = 0
-    for one in (launcher.AGENTS, launcher.CHECKS):
-        if one.pid:
-            fields = Path(f"/proc/{one.pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += sum(int(x) for x in fields[11:15])
-    return total * 1000 / os.sysconf("SC_CLK_TCK")
+    return sum(sum(launcher_cpu(one)) for one in (launcher.AGENTS, launcher.CHECKS)) * 1000
 
 
 def _agent_start(base: Path, number: int, isolation) -> None:
